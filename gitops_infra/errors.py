@@ -1,0 +1,94 @@
+"""The one exception hierarchy of gitops-infra.
+
+Every error this package raises for a user mistake or an engine failure is a ``GitOpsInfraError``, so a
+caller (and the CLI) can catch one type and print ``ErrorType: message`` without a traceback::
+
+    GitOpsInfraError
+    ├── ConfigError            stack config is invalid; lists every problem by its key path
+    ├── EngineNotFoundError    no usable Pulumi CLI; says how to install one
+    ├── PluginMissingError     the engine needs a plugin that is not installed
+    ├── StackNotFoundError     the named stack does not exist on the backend
+    ├── StackLockedError       another update holds the stack's lock
+    ├── CommitNotFoundError    a rollback target does not resolve to a commit with a Pulumi project
+    └── OperationFailedError   the engine ran and the operation failed; carries the engine's message
+
+Context rides on the exception as attributes (the stack, the key paths, the commit), never only in the
+message. Messages never contain secret values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "CommitNotFoundError",
+    "ConfigError",
+    "EngineNotFoundError",
+    "GitOpsInfraError",
+    "OperationFailedError",
+    "PluginMissingError",
+    "StackLockedError",
+    "StackNotFoundError",
+]
+
+
+class GitOpsInfraError(Exception):
+    """Base of every error gitops-infra raises on purpose."""
+
+
+class ConfigError(GitOpsInfraError):
+    """The stack config is invalid.
+
+    ``problems`` holds one ``"<key path>: <what was expected>"`` line per problem, for example
+    ``"gitops-infra:cluster.nodeGroups[0].maxSize: must be >= minSize"``.
+    """
+
+    def __init__(self, problems: Sequence[str], *, stack: str | None = None) -> None:
+        self.problems = tuple(problems)
+        self.stack = stack
+        where = f" for stack {stack!r}" if stack else ""
+        count = len(self.problems)
+        header = f"invalid config{where} ({count} problem{'s' if count != 1 else ''}):"
+        super().__init__("\n".join([header, *(f"  - {p}" for p in self.problems)]))
+
+
+class EngineNotFoundError(GitOpsInfraError):
+    """No usable Pulumi CLI was found."""
+
+
+class PluginMissingError(GitOpsInfraError):
+    """The engine needs a resource plugin that is not installed and may not be downloaded."""
+
+
+class StackNotFoundError(GitOpsInfraError):
+    """The named stack does not exist on the backend."""
+
+    def __init__(self, message: str, *, stack: str) -> None:
+        self.stack = stack
+        super().__init__(message)
+
+
+class StackLockedError(GitOpsInfraError):
+    """Another update is running on the stack and holds its lock."""
+
+    def __init__(self, message: str, *, stack: str) -> None:
+        self.stack = stack
+        super().__init__(message)
+
+
+class CommitNotFoundError(GitOpsInfraError):
+    """A rollback target is not a commit, or that commit has no Pulumi project."""
+
+    def __init__(self, message: str, *, commit: str) -> None:
+        self.commit = commit
+        super().__init__(message)
+
+
+class OperationFailedError(GitOpsInfraError):
+    """The engine ran and the operation failed; ``engine_message`` is what the engine said."""
+
+    def __init__(self, message: str, *, stack: str, operation: str, engine_message: str = "") -> None:
+        self.stack = stack
+        self.operation = operation
+        self.engine_message = engine_message
+        super().__init__(message)

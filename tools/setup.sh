@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# One idempotent setup for gitops-infra; both README commands run it first.
+#
+#   1. .venv with `pip install -e '.[dev]'` (skipped while pyproject.toml is unchanged);
+#   2. the Pulumi engine: a `pulumi` already on PATH when its version is in the supported range,
+#      otherwise the pinned CLI and Python language host built from tools/pulumi into .tools/pulumi/bin
+#      (skipped while the go.mod and go.sum files under tools/pulumi are unchanged). Go's module and build caches are
+#      left in place, so a rebuild after a pin change only compiles what changed.
+#
+# Prints one line per step saying what it did.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+venv=.venv
+tools=.tools/pulumi
+bin=$tools/bin
+# The Python provider SDKs need an engine at least this new; 4.x is a different major.
+min_pulumi=3.231.0
+max_pulumi_exclusive=4.0.0
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+fingerprint() { cat "$@" | sha256sum | cut -d' ' -f1; }
+# version_in_range V: true when min_pulumi <= V < max_pulumi_exclusive.
+version_in_range() {
+  local v=${1#v}
+  [ "$(printf '%s\n%s\n' "$min_pulumi" "$v" | sort -V | head -n1)" = "$min_pulumi" ] &&
+    [ "$(printf '%s\n%s\n' "$v" "$max_pulumi_exclusive" | sort -V | head -n1)" = "$v" ] &&
+    [ "$v" != "$max_pulumi_exclusive" ]
+}
+
+# --- 1. Python environment -----------------------------------------------------------------------
+python=${PYTHON:-python3}
+command -v "$python" >/dev/null || die "no '$python' on PATH; install Python 3.11 or newer"
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
+  die "$("$python" --version 2>&1) is too old; gitops-infra needs Python 3.11 or newer"
+
+want=$(fingerprint pyproject.toml)
+if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.setup-stamp" 2>/dev/null)" = "$want" ]; then
+  say "python: $venv is up to date ($("$venv/bin/python" --version))"
+else
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  "$venv/bin/python" -m pip install --quiet -e '.[dev]'
+  echo "$want" >"$venv/.setup-stamp"
+  say "python: installed gitops-infra and its dev extras into $venv"
+fi
+
+# --- 2. The Pulumi engine --------------------------------------------------------------------------
+# The CLI's release: the version of pkg/v3 that tools/pulumi/go.mod requires.
+pinned=$(awk '{ for (i = 1; i < NF; i++) if ($i == "github.com/pulumi/pulumi/pkg/v3") { print $(i + 1); exit } }' \
+  tools/pulumi/go.mod)
+want=$(fingerprint tools/pulumi/go.mod tools/pulumi/go.sum tools/pulumi/language-python/go.mod \
+  tools/pulumi/language-python/go.sum)
+
+if [ -x "$bin/pulumi" ] && [ -x "$bin/pulumi-language-python" ] &&
+  [ "$(cat "$tools/.setup-stamp" 2>/dev/null)" = "$want" ]; then
+  say "pulumi: reusing the built $("$bin/pulumi" version) in $bin"
+  exit 0
+fi
+
+if ambient=$(command -v pulumi 2>/dev/null) && ambient_version=$(pulumi version 2>/dev/null) &&
+  version_in_range "$ambient_version" && command -v pulumi-language-python >/dev/null; then
+  say "pulumi: using $ambient ($ambient_version) from PATH; nothing to build"
+  exit 0
+fi
+
+if ! command -v go >/dev/null; then
+  die "no suitable Pulumi CLI (>= $min_pulumi, < $max_pulumi_exclusive) on PATH, and no Go toolchain to build $pinned.
+  Install Pulumi the official way (https://www.pulumi.com/docs/install/), or install Go 1.26+ and rerun setup."
+fi
+
+say "pulumi: building $pinned (CLI and Python language host) into $bin; a cold build takes several minutes"
+start=$(date +%s)
+mkdir -p "$bin"
+# The language host module has no version tags, so it is pinned by pseudo-version, which the checksum
+# database does not list; go.sum in tools/pulumi records its hash instead.
+export GONOSUMDB=github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python
+go -C tools/pulumi build -trimpath \
+  -ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$pinned" \
+  -o "$root/$bin/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+# The language host is its own module: it compiles against the sdk/v3 of its own release.
+go -C tools/pulumi/language-python build -trimpath \
+  -o "$root/$bin/pulumi-language-python" github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3
+
+# The language host runs the program through a script shipped in the sdk/v3 module, and dynamic
+# providers are served by another; both must sit beside the binaries.
+sdk_dir=$(go -C tools/pulumi list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)
+install -m 0755 "$sdk_dir/python/cmd/pulumi-language-python-exec" "$bin/"
+install -m 0755 "$sdk_dir/python/dist/pulumi-resource-pulumi-python" "$bin/"
+
+echo "$want" >"$tools/.setup-stamp"
+say "pulumi: built $("$bin/pulumi" version) in $(($(date +%s) - start))s; $(du -sh "$bin" | cut -f1) in $bin"
