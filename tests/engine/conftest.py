@@ -7,16 +7,21 @@ the run instead of skipping it, so CI can never pass without exercising the engi
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from pulumi import automation as auto
 
+from gitops_infra.automation import StackOptions
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
+PASSPHRASE = "engine-test-passphrase"
 BUILT_BIN = REPO_ROOT / ".tools" / "pulumi" / "bin"
 
 
@@ -45,23 +50,20 @@ def _find_engine() -> Engine | None:
     return Engine(bin_dir=bin_dir, version=version)
 
 
-_ENGINE = _find_engine()
-
-
-def pytest_report_header() -> str:
-    if _ENGINE is None:
-        return "pulumi engine: not found (run `make setup`)"
-    return f"pulumi engine: {_ENGINE.bin_dir / 'pulumi'} ({_ENGINE.version})"
+ENGINE = _find_engine()
+if ENGINE is not None:
+    # The automation layer finds the engine on PATH, as a CI job would after `make setup`.
+    os.environ["PATH"] = f"{ENGINE.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
 @pytest.fixture(scope="session")
 def engine() -> Engine:
-    if _ENGINE is None:
+    if ENGINE is None:
         message = "no Pulumi engine: run `make setup` to build it into .tools/pulumi/bin"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    return _ENGINE
+    return ENGINE
 
 
 @pytest.fixture
@@ -71,7 +73,7 @@ def engine_env(engine: Engine, tmp_path: Path) -> dict[str, str]:
     backend.mkdir()
     return {
         "PULUMI_BACKEND_URL": backend.as_uri(),
-        "PULUMI_CONFIG_PASSPHRASE": "engine-test-passphrase",
+        "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
         # Plugin hosts cannot be reached here; the language host still reports the provider packages
         # installed in the venv, so the engine must not try to fetch them.
         "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
@@ -80,3 +82,92 @@ def engine_env(engine: Engine, tmp_path: Path) -> dict[str, str]:
         # The language host and the dynamic-provider plugin are found beside the CLI.
         "PATH": f"{engine.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
     }
+
+
+FIXTURE_PROJECT = Path(__file__).parent / "fixture_project"
+STACK = "dev"
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@dataclass
+class FixtureRepo:
+    """A git repository holding the fixture Pulumi project, its stack and the files it manages."""
+
+    root: Path
+    files_dir: Path
+    env: dict[str, str]
+
+    @property
+    def options(self) -> StackOptions:
+        return StackOptions(work_dir=self.root, env=self.env)
+
+    def raw_stack(self) -> auto.Stack:
+        """The stack through pulumi.automation itself, for test setup and independent checks."""
+        workspace = auto.LocalWorkspace(work_dir=str(self.root), env_vars=self.env)
+        return auto.Stack.select(STACK, workspace)
+
+    def configure(self, files: dict[str, str], **extra: str) -> None:
+        """Write the stack config (Pulumi.dev.yaml) as a commit would carry it."""
+        stack = self.raw_stack()
+        stack.set_config("fixture:files", auto.ConfigValue(json.dumps(files)))
+        for key, value in extra.items():
+            stack.set_config(f"fixture:{key}", auto.ConfigValue(value))
+
+    def commit(self, message: str) -> str:
+        _git(self.root, "add", "-A")
+        _git(self.root, "commit", "-q", "-m", message)
+        return _git(self.root, "rev-parse", "HEAD")
+
+    def on_disk(self) -> dict[str, str]:
+        return {p.name: p.read_text() for p in sorted(self.files_dir.iterdir())}
+
+    def state_bytes(self) -> bytes:
+        """The stack's checkpoint, byte for byte (the file backend keeps it as JSON)."""
+        backend = Path(self.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
+        (checkpoint,) = backend.glob(f".pulumi/stacks/*/{STACK}.json")
+        return checkpoint.read_bytes()
+
+    def worktrees(self) -> list[str]:
+        return [
+            line
+            for line in _git(self.root, "worktree", "list", "--porcelain").splitlines()
+            if line.startswith("worktree ")
+        ]
+
+
+@pytest.fixture
+def repo(engine_env: dict[str, str], tmp_path: Path) -> FixtureRepo:
+    """Commit A of the fixture: files a and b, a secret token; the stack exists but was never updated."""
+    root = tmp_path / "repo"
+    files_dir = tmp_path / "files"
+    files_dir.mkdir()
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "config", "user.email", "engine-tests@example.invalid")
+    _git(root, "config", "user.name", "engine tests")
+    (root / "README").write_text("fixture repository\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "before the project existed")
+
+    shutil.copy(FIXTURE_PROJECT / "__main__.py", root / "__main__.py")
+    (root / "Pulumi.yaml").write_text(
+        f"name: fixture\nruntime:\n  name: python\n  options:\n    virtualenv: {sys.prefix}\n"
+    )
+    (root / ".gitignore").write_text("__pycache__/\n")
+    env = {key: value for key, value in engine_env.items() if key != "PATH"}
+    fixture = FixtureRepo(root=root, files_dir=files_dir, env=env)
+    auto.Stack.create(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
+    stack = fixture.raw_stack()
+    stack.set_config("fixture:directory", auto.ConfigValue(str(files_dir)))
+    stack.set_config("fixture:token", auto.ConfigValue(SECRET_TOKEN, secret=True))
+    fixture.configure({"a": "one", "b": "two"})
+    fixture.commit("A: files a and b")
+    return fixture
+
+
+SECRET_TOKEN = "tok-3c1f0e9a-never-print-me"

@@ -1,0 +1,96 @@
+"""Drift detection: a refresh preview that compares reality with the recorded state and writes nothing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from pulumi import automation as auto
+
+from . import engine
+from .results import SECRET, DriftedResource, DriftKind, DriftReport, PropertyDiff
+from .workspace import StackOptions, Workspace
+
+__all__ = ["detect_drift"]
+
+# How the engine marks a secret value in event payloads (Pulumi's secret signature key).
+_SECRET_SIG = "4dabf18193072939515e22adb298388d"
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_DRIFT_OPS = {auto.OpType.UPDATE: DriftKind.CHANGED, auto.OpType.DELETE: DriftKind.DELETED}
+
+
+def _is_secret(value: Any) -> bool:
+    return isinstance(value, dict) and _SECRET_SIG in value
+
+
+def _masked(value: Any) -> Any:
+    if _is_secret(value):
+        return SECRET
+    if isinstance(value, dict):
+        return {key: _masked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item) for item in value]
+    return value
+
+
+def _join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if _PLAIN_KEY.match(key):
+        return f"{path}.{key}" if path else key
+    return f'{path}["{key}"]'
+
+
+def _property_diffs(recorded: Any, actual: Any, path: str = "") -> Iterator[PropertyDiff]:
+    """Leaf-level differences between two output values, in Pulumi's property-path notation."""
+    if _is_secret(recorded) or _is_secret(actual):
+        # Secret payloads carry only masked ciphertext, so a change cannot be seen, let alone shown.
+        return
+    if isinstance(recorded, dict) and isinstance(actual, dict):
+        for key in sorted(recorded.keys() | actual.keys()):
+            if not path and key.startswith("__"):
+                continue  # engine bookkeeping such as __provider, not a property of the resource
+            yield from _property_diffs(recorded.get(key), actual.get(key), _join(path, key))
+    elif isinstance(recorded, list) and isinstance(actual, list) and len(recorded) == len(actual):
+        for index, (old, new) in enumerate(zip(recorded, actual, strict=True)):
+            yield from _property_diffs(old, new, _join(path, index))
+    elif recorded != actual:
+        yield PropertyDiff(path=path, recorded=_masked(recorded), actual=_masked(actual))
+
+
+def detect_drift(stack: str, *, options: StackOptions | None = None) -> DriftReport:
+    """Compare every resource with what its provider reads now, without writing any state.
+
+    Runs the engine's refresh in preview mode and reports each resource that changed or disappeared
+    out of band, with its property differences. Follow with :func:`refresh` to accept reality, or
+    :func:`up` to restore the code's intent.
+
+    Example::
+
+        report = detect_drift("prod")
+        for resource in report.resources:
+            print(resource.kind.value, resource.urn, [d.path for d in resource.diffs])
+    """
+    ws = Workspace.resolve(stack, options)
+    drifted: list[DriftedResource] = []
+
+    def collect(event: auto.EngineEvent) -> None:
+        outputs = event.res_outputs_event
+        if outputs is None or (kind := _DRIFT_OPS.get(outputs.metadata.op)) is None:
+            return
+        meta = outputs.metadata
+        recorded = meta.old.outputs if meta.old else {}
+        actual = meta.new.outputs if meta.new else {}
+        diffs = tuple(_property_diffs(recorded, actual)) if kind is DriftKind.CHANGED else ()
+        if kind is DriftKind.CHANGED and not diffs:
+            # The engine also reports an update when only the recorded inputs would be rewritten
+            # (a provider's read normalising them); the resource itself has not changed.
+            return
+        drifted.append(DriftedResource(urn=meta.urn, type=meta.type, kind=kind, diffs=diffs))
+
+    def work(s: auto.Stack) -> DriftReport:
+        s.preview_refresh(on_event=ws.event_callback(collect))
+        return DriftReport(stack=stack, resources=tuple(sorted(drifted, key=lambda r: r.urn)))
+
+    return engine.run(ws, "detect_drift", work)

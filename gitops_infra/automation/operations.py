@@ -1,0 +1,181 @@
+"""The stack operations: ``preview``, ``up``, ``refresh`` and ``history``.
+
+Each takes a stack name, a :class:`~gitops_infra.automation.StackOptions` and a few keywords of its
+own, runs the real engine through :mod:`gitops_infra.automation.engine`, and returns a frozen result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pulumi import automation as auto
+
+from . import engine
+from .results import SECRET, Deployment, PreviewResult, RefreshResult, Step, UpResult
+from .workspace import StackOptions, Workspace
+
+__all__ = ["history", "preview", "refresh", "up"]
+
+GIT_HEAD = "git.head"
+"""The key under which the engine records the commit an update ran from."""
+
+
+def mask_outputs(outputs: Mapping[str, auto.OutputValue]) -> dict[str, Any]:
+    """Stack outputs as plain values, with every secret one replaced by ``SECRET``."""
+    return {key: SECRET if out.secret else out.value for key, out in outputs.items()}
+
+
+def _changes(summary: Mapping[auto.OpType, int] | Mapping[str, int]) -> dict[str, int]:
+    """An engine change summary keyed by plain operation names."""
+    return {getattr(op, "value", op): count for op, count in summary.items()}
+
+
+def _deployments(summaries: Sequence[auto.UpdateSummary]) -> tuple[Deployment, ...]:
+    # Newest first, as the engine lists them. The file backend records no version numbers, so a
+    # deployment's version is its position in the history when the engine gives none.
+    count = len(summaries)
+    return tuple(
+        Deployment(
+            version=summary.version or count - index,
+            kind=summary.kind,
+            result=summary.result,
+            start_time=summary.start_time,
+            end_time=summary.end_time,
+            message=summary.message or "",
+            commit=(summary.environment or {}).get(GIT_HEAD),
+        )
+        for index, summary in enumerate(summaries)
+    )
+
+
+def _latest(stack: auto.Stack) -> Deployment:
+    """The deployment the operation just recorded (the stack's newest)."""
+    return _deployments(stack.history(show_secrets=False))[0]
+
+
+def _step(metadata: auto.StepEventMetadata) -> Step:
+    return Step(urn=metadata.urn, op=metadata.op.value, type=metadata.type, keys=tuple(metadata.keys or ()))
+
+
+def preview(
+    stack: str,
+    *,
+    options: StackOptions | None = None,
+    refresh: bool = False,
+    policy_packs: Sequence[str] = (),
+    create: bool = False,
+) -> PreviewResult:
+    """Show what ``up`` would change, without changing anything.
+
+    ``refresh`` reads the real state of every resource first; ``policy_packs`` are paths to CrossGuard
+    policy packs to enforce; ``create`` creates the stack if it does not exist yet.
+
+    Example::
+
+        result = preview("dev")
+        if result.has_changes:
+            for step in result.steps:
+                print(step.op, step.urn, step.keys)
+    """
+    ws = Workspace.resolve(stack, options)
+    steps: list[Step] = []
+
+    def collect(event: auto.EngineEvent) -> None:
+        pre = event.resource_pre_event
+        if pre is not None and pre.metadata.op != auto.OpType.SAME:
+            steps.append(_step(pre.metadata))
+
+    def work(s: auto.Stack) -> PreviewResult:
+        result = s.preview(
+            on_event=ws.event_callback(collect),
+            refresh=refresh or None,
+            policy_packs=list(policy_packs) or None,
+        )
+        return PreviewResult(stack=stack, changes=_changes(result.change_summary), steps=tuple(steps))
+
+    return engine.run(ws, "preview", work, create=create)
+
+
+def up(
+    stack: str,
+    *,
+    options: StackOptions | None = None,
+    message: str | None = None,
+    policy_packs: Sequence[str] = (),
+    refresh: bool = False,
+    create: bool = False,
+) -> UpResult:
+    """Apply the program to the stack and record the git commit it ran from.
+
+    Example::
+
+        result = up("dev", message="deploy from CI")
+        print(result.version, result.commit, result.outputs["clusterName"])
+    """
+    ws = Workspace.resolve(stack, options)
+    work = up_work(ws, message=message, policy_packs=policy_packs, refresh=refresh)
+    return engine.run(ws, "up", work, create=create)
+
+
+def up_work(
+    ws: Workspace, *, message: str | None = None, policy_packs: Sequence[str] = (), refresh: bool = False
+) -> Callable[[auto.Stack], UpResult]:
+    """The engine work of ``up``, shared with ``rollback_to_commit``."""
+
+    def work(s: auto.Stack) -> UpResult:
+        result = s.up(
+            message=message,
+            on_event=ws.event_callback(),
+            policy_packs=list(policy_packs) or None,
+            refresh=refresh or None,
+            # Never decrypt config secrets into the result.
+            show_secrets=False,
+        )
+        latest = _latest(s)
+        return UpResult(
+            stack=ws.stack,
+            changes=_changes(result.summary.resource_changes or {}),
+            outputs=mask_outputs(result.outputs),
+            version=latest.version,
+            commit=latest.commit,
+        )
+
+    return work
+
+
+def refresh(stack: str, *, options: StackOptions | None = None, message: str | None = None) -> RefreshResult:
+    """Read the real state of every resource and write it into the stack's state.
+
+    Use :func:`~gitops_infra.automation.detect_drift` to look without writing.
+
+    Example::
+
+        result = refresh("dev")
+        print(result.changes)  # e.g. {"same": 3, "update": 1}
+    """
+    ws = Workspace.resolve(stack, options)
+
+    def work(s: auto.Stack) -> RefreshResult:
+        result = s.refresh(message=message, on_event=ws.event_callback(), show_secrets=False)
+        latest = _latest(s)
+        return RefreshResult(
+            stack=stack,
+            changes=_changes(result.summary.resource_changes or {}),
+            version=latest.version,
+            commit=latest.commit,
+        )
+
+    return engine.run(ws, "refresh", work)
+
+
+def history(stack: str, *, options: StackOptions | None = None) -> tuple[Deployment, ...]:
+    """The stack's deployments, newest first, each with the git commit it ran from.
+
+    Example::
+
+        for d in history("prod"):
+            print(d.version, d.kind, d.result, d.commit, d.message)
+    """
+    ws = Workspace.resolve(stack, options)
+    return engine.run(ws, "history", lambda s: _deployments(s.history(show_secrets=False)))

@@ -1,0 +1,147 @@
+"""Frozen, typed results of the automation layer.
+
+Nothing here holds a secret value: stack outputs and drifted properties that the engine marks secret are
+replaced by ``SECRET`` before a result is built, so a result's repr, its JSON and its fields are safe to
+log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "SECRET",
+    "Deployment",
+    "DriftKind",
+    "DriftReport",
+    "DriftedResource",
+    "PreviewResult",
+    "PropertyDiff",
+    "RefreshResult",
+    "Step",
+    "UpResult",
+]
+
+SECRET = "[secret]"
+"""What a secret value is shown as, everywhere (the same marker Pulumi's own CLI prints)."""
+
+
+def _has_changes(changes: Mapping[str, int]) -> bool:
+    return any(count for op, count in changes.items() if op != "same")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One resource operation the engine plans or performs."""
+
+    urn: str
+    op: str
+    """The engine's operation name: ``create``, ``update``, ``replace``, ``delete``, ..."""
+    type: str
+    keys: tuple[str, ...] = ()
+    """Top-level properties whose change causes the step (empty for creates and deletes)."""
+
+
+@dataclass(frozen=True)
+class PreviewResult:
+    """What ``up`` would do: the change summary and each step that is not a no-op."""
+
+    stack: str
+    changes: Mapping[str, int]
+    steps: tuple[Step, ...]
+
+    @property
+    def has_changes(self) -> bool:
+        """True when applying would change anything."""
+        return _has_changes(self.changes)
+
+
+@dataclass(frozen=True)
+class UpResult:
+    """An applied update."""
+
+    stack: str
+    changes: Mapping[str, int]
+    outputs: Mapping[str, Any]
+    """Stack outputs; secret ones are ``SECRET``."""
+    version: int
+    """The update's position in the stack's history (1 for the first update)."""
+    commit: str | None
+    """The git commit the program ran from (``git.head``), when the project is in a git repository."""
+    rolled_back_to: str | None = None
+    """For ``rollback_to_commit``: the full sha the stack was rolled back to."""
+
+    @property
+    def has_changes(self) -> bool:
+        """True when the update changed anything."""
+        return _has_changes(self.changes)
+
+
+@dataclass(frozen=True)
+class RefreshResult:
+    """A refresh that wrote what the cloud reports into the stack's state."""
+
+    stack: str
+    changes: Mapping[str, int]
+    version: int
+    commit: str | None
+
+
+class DriftKind(StrEnum):
+    """How a resource differs from the state Pulumi recorded for it."""
+
+    CHANGED = "changed"
+    DELETED = "deleted"
+
+
+@dataclass(frozen=True)
+class PropertyDiff:
+    """One property that differs: ``path`` in Pulumi's property-path form, e.g. ``tags.owner``."""
+
+    path: str
+    recorded: Any
+    """The value in the stack's state (``None`` if it was absent); ``SECRET`` if secret."""
+    actual: Any
+    """The value the provider reads now (``None`` if absent); ``SECRET`` if secret."""
+
+
+@dataclass(frozen=True)
+class DriftedResource:
+    """A resource whose real state differs from the recorded one."""
+
+    urn: str
+    type: str
+    kind: DriftKind
+    diffs: tuple[PropertyDiff, ...] = ()
+
+
+@dataclass(frozen=True)
+class DriftReport:
+    """Every drifted resource of a stack, found by a refresh preview that wrote nothing."""
+
+    stack: str
+    resources: tuple[DriftedResource, ...] = field(default=())
+
+    @property
+    def has_drift(self) -> bool:
+        """True when any resource drifted."""
+        return bool(self.resources)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One entry of a stack's history."""
+
+    version: int
+    kind: str
+    """``update``, ``refresh``, ``destroy``, ..."""
+    result: str
+    """``succeeded``, ``failed`` or ``in-progress``."""
+    start_time: datetime
+    end_time: datetime | None
+    message: str
+    commit: str | None

@@ -1,0 +1,170 @@
+"""Workspace defaults: where the project, the engine, the backend and the secrets come from.
+
+The defaults work with no account and no login:
+
+- **Project**: ``work_dir``, or the nearest directory at or above the current one that holds a
+  ``Pulumi.yaml``.
+- **Engine**: ``<project>/.tools/pulumi/bin/pulumi`` when setup built one there, otherwise ``pulumi``
+  on ``PATH``.
+- **Backend**: ``PULUMI_BACKEND_URL`` when set, otherwise a local file backend at
+  ``<project>/.pulumi-state`` (an absolute path, git-ignored).
+- **Secrets**: the passphrase provider unless ``Pulumi.<stack>.yaml`` names another
+  (``secretsprovider:``); then ``PULUMI_CONFIG_PASSPHRASE`` or ``PULUMI_CONFIG_PASSPHRASE_FILE`` must be
+  set, which is checked before anything runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pulumi import automation as auto
+
+from ..errors import ConfigError, EngineNotFoundError
+
+__all__ = ["DEFAULT_STATE_DIR", "ENGINE_BIN_DIR", "EventCallback", "StackOptions", "Workspace"]
+
+EventCallback = Callable[[auto.EngineEvent], None]
+
+DEFAULT_STATE_DIR = ".pulumi-state"
+"""The local file backend's directory inside the project, used when ``PULUMI_BACKEND_URL`` is unset."""
+
+ENGINE_BIN_DIR = Path(".tools/pulumi/bin")
+"""Where ``make setup`` puts the engine it builds, relative to the project."""
+
+PASSPHRASE_VARS = ("PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE")
+INSTALL_HINT = (
+    "run `make setup` in a gitops-infra checkout to build the pinned engine, "
+    "or install Pulumi the official way: https://www.pulumi.com/docs/install/"
+)
+
+
+@dataclass(frozen=True)
+class StackOptions:
+    """Where and how an operation runs. Every field has a default that works with no account."""
+
+    work_dir: Path | None = None
+    """The Pulumi project directory (holding ``Pulumi.yaml``); found from the current directory if unset."""
+    backend_url: str | None = None
+    """Overrides ``PULUMI_BACKEND_URL`` and the local default."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Extra environment for the engine, on top of this process's environment."""
+    on_event: EventCallback | None = None
+    """Called with each engine event as it streams, for progress displays."""
+    lock_wait: float = 0.0
+    """Seconds to keep retrying while another update holds the stack's lock; 0 fails at once."""
+
+
+def _find_project(start: Path) -> Path:
+    for directory in (start, *start.parents):
+        if (directory / "Pulumi.yaml").is_file():
+            return directory
+    raise ConfigError([f"work_dir: no Pulumi.yaml in {start} or any directory above it"])
+
+
+def _find_engine(project: Path) -> Path:
+    built = project / ENGINE_BIN_DIR / "pulumi"
+    if built.is_file():
+        return built
+    if ambient := shutil.which("pulumi"):
+        return Path(ambient)
+    raise EngineNotFoundError(f"no Pulumi CLI found in {project / ENGINE_BIN_DIR} or on PATH; {INSTALL_HINT}")
+
+
+def _secrets_provider(project: Path, stack: str) -> str:
+    settings = project / f"Pulumi.{stack}.yaml"
+    if not settings.is_file():
+        return "passphrase"
+    loaded = yaml.safe_load(settings.read_text()) or {}
+    provider = loaded.get("secretsprovider") if isinstance(loaded, dict) else None
+    return str(provider) if provider else "passphrase"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The resolved defaults for one stack: project, engine, backend and environment."""
+
+    stack: str
+    project: Path
+    engine: Path
+    backend_url: str
+    env: Mapping[str, str]
+    on_event: EventCallback | None
+    lock_wait: float
+
+    @classmethod
+    def resolve(cls, stack: str, options: StackOptions | None = None) -> Workspace:
+        """Resolve ``options`` for ``stack``; raise before touching anything if a default cannot hold."""
+        options = options or StackOptions()
+        project = _find_project((options.work_dir or Path.cwd()).resolve())
+        engine = _find_engine(project)
+        env = {**options.env}
+        backend_url = (
+            options.backend_url
+            or env.get("PULUMI_BACKEND_URL")
+            or os.environ.get("PULUMI_BACKEND_URL")
+            or (project / DEFAULT_STATE_DIR).as_uri()
+        )
+        if _secrets_provider(project, stack) == "passphrase" and not any(
+            env.get(name) is not None or os.environ.get(name) is not None for name in PASSPHRASE_VARS
+        ):
+            raise ConfigError(
+                [
+                    f"PULUMI_CONFIG_PASSPHRASE: not set; stack {stack!r} uses the passphrase secrets "
+                    "provider, so set it (or PULUMI_CONFIG_PASSPHRASE_FILE)"
+                ],
+                stack=stack,
+            )
+        # The engine must not stop to ask the update service for a newer version in CI.
+        env.setdefault("PULUMI_SKIP_UPDATE_CHECK", "true")
+        env["PULUMI_BACKEND_URL"] = backend_url
+        return cls(
+            stack=stack,
+            project=project,
+            engine=engine,
+            backend_url=backend_url,
+            env=env,
+            on_event=options.on_event,
+            lock_wait=options.lock_wait,
+        )
+
+    def at(self, project: Path) -> Workspace:
+        """The same engine, backend and stack, running the project found at ``project``."""
+        return Workspace(
+            stack=self.stack,
+            project=project,
+            engine=self.engine,
+            backend_url=self.backend_url,
+            env=self.env,
+            on_event=self.on_event,
+            lock_wait=self.lock_wait,
+        )
+
+    def event_callback(self, collect: EventCallback | None = None) -> EventCallback | None:
+        """One callback feeding both an operation's own collector and the caller's ``on_event``."""
+        callbacks = [cb for cb in (collect, self.on_event) if cb is not None]
+        if not callbacks:
+            return None
+
+        def dispatch(event: auto.EngineEvent) -> None:
+            for callback in callbacks:
+                callback(event)
+
+        return dispatch
+
+    def local_workspace(self) -> auto.LocalWorkspace:
+        """A ``pulumi.automation`` workspace on this project, engine and backend."""
+        # PulumiCommand finds the CLI at <root>/bin/pulumi and puts that directory first on the engine's
+        # PATH, which is how the language host and the dynamic-provider plugin beside it are found.
+        command = (
+            auto.PulumiCommand(root=str(self.engine.parent.parent))
+            if self.engine.parent.name == "bin"
+            else auto.PulumiCommand()
+        )
+        return auto.LocalWorkspace(
+            work_dir=str(self.project), pulumi_command=command, env_vars=dict(self.env)
+        )

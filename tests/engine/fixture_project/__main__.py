@@ -1,0 +1,74 @@
+"""Fixture program for the engine tests: text files managed by a Python dynamic provider.
+
+Dynamic-provider resources need no plugin binary, so the real engine can create, read (refresh), update
+and delete them offline. Config (namespace ``fixture``):
+
+- ``directory``: where the files live;
+- ``files``: a map of file name to content, one resource per entry;
+- ``token`` (secret, optional): exported as a secret output;
+- ``fail`` (optional): when set, the program raises with this message;
+- ``delay`` (optional): seconds the program sleeps first, to hold the stack's lock in concurrency tests.
+"""
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import (
+    CreateResult,
+    DiffResult,
+    ReadResult,
+    Resource,
+    ResourceProvider,
+    UpdateResult,
+)
+
+
+class FileProvider(ResourceProvider):
+    """One text file; ``read`` reports what is on disk so that refresh sees out-of-band changes."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        Path(props["path"]).write_text(props["content"])
+        return CreateResult(id_=props["path"], outs=dict(props))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        path = Path(id_)
+        if not path.exists():
+            return ReadResult(id_=None, outs={})
+        return ReadResult(id_=id_, outs={**props, "path": id_, "content": path.read_text()})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in ("path", "content") if olds.get(key) != news.get(key)]
+        return DiffResult(changes=bool(changed), replaces=[k for k in changed if k == "path"])
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        Path(news["path"]).write_text(news["content"])
+        return UpdateResult(outs=dict(news))
+
+    def delete(self, id_: str, _props: dict[str, Any]) -> None:
+        Path(id_).unlink(missing_ok=True)
+
+
+class File(Resource):
+    path: pulumi.Output[str]
+    content: pulumi.Output[str]
+
+    def __init__(self, name: str, path: str, content: str) -> None:
+        super().__init__(FileProvider(), name, {"path": path, "content": content})
+
+
+config = pulumi.Config("fixture")
+time.sleep(float(config.get("delay") or 0))
+if failure := config.get("fail"):
+    raise RuntimeError(failure)
+
+directory = Path(config.require("directory"))
+files = {
+    name: File(name, str(directory / name), content)
+    for name, content in config.require_object("files").items()
+}
+
+pulumi.export("files", {name: f.content for name, f in files.items()})
+if config.get("token") is not None:
+    pulumi.export("token", config.require_secret("token"))

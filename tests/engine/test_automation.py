@@ -1,0 +1,292 @@
+"""The automation layer against the real engine, on the fixture project inside a temp git repo."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+from pulumi import automation as auto
+
+from gitops_infra.automation import (
+    SECRET,
+    DriftKind,
+    PropertyDiff,
+    StackOptions,
+    UpResult,
+    detect_drift,
+    history,
+    preview,
+    refresh,
+    rollback_to_commit,
+    up,
+)
+from gitops_infra.errors import (
+    CommitNotFoundError,
+    ConfigError,
+    OperationFailedError,
+    StackLockedError,
+    StackNotFoundError,
+)
+
+from .conftest import SECRET_TOKEN, FixtureRepo, _git
+
+pytestmark = pytest.mark.engine
+
+FILE_TYPE = "pulumi-python:dynamic:Resource"
+
+
+def _file_urn(name: str) -> str:
+    return f"urn:pulumi:dev::fixture::{FILE_TYPE}::{name}"
+
+
+def _rollback_dirs() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("gitops-infra-rollback-*"))
+
+
+def test_preview_of_an_empty_stack_lists_the_creates(repo: FixtureRepo) -> None:
+    result = preview("dev", options=repo.options)
+
+    creates = {step.urn for step in result.steps if step.op == "create"}
+    assert {_file_urn("a"), _file_urn("b")} <= creates
+    assert result.changes == {"create": 3}  # the stack, a and b (providers are not counted)
+    assert result.has_changes
+    assert repo.on_disk() == {}, "preview must not create anything"
+
+
+def test_up_applies_and_a_second_up_changes_nothing(repo: FixtureRepo) -> None:
+    head = _git(repo.root, "rev-parse", "HEAD")
+
+    first = up("dev", options=repo.options, message="first deploy")
+    assert first.changes == {"create": 3}
+    assert first.outputs["files"] == {"a": "one", "b": "two"}
+    assert repo.on_disk() == {"a": "one", "b": "two"}
+    assert (first.version, first.commit) == (1, head)
+
+    second = up("dev", options=repo.options)
+    assert not second.has_changes
+    assert second.changes == {"same": 3}
+    assert second.version == 2
+    assert not preview("dev", options=repo.options).has_changes
+
+
+def test_events_stream_to_the_callback(repo: FixtureRepo) -> None:
+    events: list[auto.EngineEvent] = []
+    up("dev", options=StackOptions(work_dir=repo.root, env=repo.env, on_event=events.append))
+
+    summaries = [e.summary_event for e in events if e.summary_event is not None]
+    assert len(summaries) == 1
+    assert {_file_urn("a"), _file_urn("b")} <= {
+        e.resource_pre_event.metadata.urn for e in events if e.resource_pre_event is not None
+    }
+
+
+def test_drift_is_reported_without_writing_state_and_refresh_accepts_it(repo: FixtureRepo) -> None:
+    up("dev", options=repo.options)
+    assert not detect_drift("dev", options=repo.options).has_drift
+
+    (repo.files_dir / "a").write_text("edited by hand")
+    (repo.files_dir / "b").unlink()
+    before = repo.state_bytes()
+
+    report = detect_drift("dev", options=repo.options)
+
+    assert report.has_drift
+    by_urn = {r.urn: r for r in report.resources}
+    assert set(by_urn) == {_file_urn("a"), _file_urn("b")}
+    assert by_urn[_file_urn("a")].kind is DriftKind.CHANGED
+    assert by_urn[_file_urn("a")].diffs == (PropertyDiff("content", "one", "edited by hand"),)
+    assert by_urn[_file_urn("b")].kind is DriftKind.DELETED
+    assert repo.state_bytes() == before, "detect_drift must not write state"
+    assert len(history("dev", options=repo.options)) == 1, "detect_drift must not record an update"
+
+    refreshed = refresh("dev", options=repo.options)
+    assert refreshed.changes.get("update") == 1 and refreshed.changes.get("delete") == 1
+    assert not detect_drift("dev", options=repo.options).has_drift
+    assert repo.state_bytes() != before
+
+
+def test_rollback_to_a_commit_restores_reality_outputs_and_leaves_no_worktree(repo: FixtureRepo) -> None:
+    commit_a = _git(repo.root, "rev-parse", "HEAD")
+    up("dev", options=repo.options)
+    repo.configure({"a": "uno", "b": "two", "c": "three"})
+    commit_b = repo.commit("B: change a, add c")
+    at_b = up("dev", options=repo.options)
+    assert repo.on_disk() == {"a": "uno", "b": "two", "c": "three"}
+    assert at_b.commit == commit_b
+    leftovers = _rollback_dirs()
+
+    rolled = rollback_to_commit("dev", commit_a[:10], options=repo.options)
+
+    assert rolled.rolled_back_to == commit_a
+    assert rolled.outputs["files"] == {"a": "one", "b": "two"}
+    assert repo.on_disk() == {"a": "one", "b": "two"}
+    assert rolled.changes.get("update") == 1 and rolled.changes.get("delete") == 1
+    # No worktree or temp checkout is left, and the caller's work tree is untouched.
+    assert len(repo.worktrees()) == 1
+    assert _rollback_dirs() == leftovers
+    assert _git(repo.root, "rev-parse", "HEAD") == commit_b
+    assert _git(repo.root, "status", "--porcelain") == ""
+
+    deployments = history("dev", options=repo.options)
+    assert [(d.kind, d.result, d.commit) for d in deployments] == [
+        ("update", "succeeded", commit_a),
+        ("update", "succeeded", commit_b),
+        ("update", "succeeded", commit_a),
+    ]
+    assert [d.version for d in deployments] == [3, 2, 1]
+    assert commit_a[:12] in deployments[0].message
+
+
+def test_rollback_to_previous_and_to_a_tag(repo: FixtureRepo) -> None:
+    commit_a = _git(repo.root, "rev-parse", "HEAD")
+    _git(repo.root, "tag", "known-good")
+    up("dev", options=repo.options)
+    repo.configure({"a": "uno"})
+    commit_b = repo.commit("B: only a")
+    up("dev", options=repo.options)
+
+    to_previous = rollback_to_commit("dev", "previous", options=repo.options)
+    assert to_previous.rolled_back_to == commit_a
+    assert repo.on_disk() == {"a": "one", "b": "two"}
+
+    up("dev", options=repo.options)  # back on B from the work tree
+    assert repo.on_disk() == {"a": "uno"}
+    to_tag = rollback_to_commit("dev", "known-good", options=repo.options)
+    assert to_tag.rolled_back_to == commit_a
+    assert repo.on_disk() == {"a": "one", "b": "two"}
+    assert history("dev", options=repo.options)[0].commit == commit_a
+    assert commit_b != commit_a
+
+
+def _up_in_threads(repo: FixtureRepo, count: int, options: StackOptions) -> list[UpResult | Exception]:
+    outcomes: list[UpResult | Exception] = []
+
+    def run() -> None:
+        try:
+            outcomes.append(up("dev", options=options))
+        except Exception as exc:  # collected and asserted on below
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def test_concurrent_up_gets_stack_locked_and_state_stays_intact(repo: FixtureRepo) -> None:
+    up("dev", options=repo.options)
+    repo.configure({"a": "one", "b": "two"}, delay="4")
+
+    outcomes = _up_in_threads(repo, 2, repo.options)
+
+    locked = [o for o in outcomes if isinstance(o, StackLockedError)]
+    applied = [o for o in outcomes if isinstance(o, UpResult)]
+    assert (len(locked), len(applied)) == (1, 1), outcomes
+    assert locked[0].stack == "dev"
+    assert "locked" in str(locked[0])
+    # The state is intact: a further update runs and sees nothing to do.
+    repo.configure({"a": "one", "b": "two"})
+    assert not up("dev", options=repo.options).has_changes
+    assert [d.result for d in history("dev", options=repo.options)] == ["succeeded"] * 3
+
+
+def test_concurrent_up_waits_for_the_lock_when_asked(repo: FixtureRepo) -> None:
+    up("dev", options=repo.options)
+    repo.configure({"a": "one", "b": "two"}, delay="3")
+    patient = StackOptions(work_dir=repo.root, env=repo.env, lock_wait=120)
+
+    outcomes = _up_in_threads(repo, 2, patient)
+
+    assert all(isinstance(o, UpResult) for o in outcomes), outcomes
+    assert len(history("dev", options=repo.options)) == 3
+
+
+def test_unknown_commit_is_refused_before_anything_runs(repo: FixtureRepo) -> None:
+    up("dev", options=repo.options)
+    before = repo.state_bytes()
+
+    with pytest.raises(CommitNotFoundError) as unknown:
+        rollback_to_commit("dev", "no-such-ref", options=repo.options)
+    assert unknown.value.commit == "no-such-ref"
+    assert "no-such-ref" in str(unknown.value)
+
+    first_commit = _git(repo.root, "rev-list", "--max-parents=0", "HEAD")
+    with pytest.raises(CommitNotFoundError, match=r"Pulumi\.yaml"):
+        rollback_to_commit("dev", first_commit, options=repo.options)
+
+    assert repo.state_bytes() == before
+    assert len(repo.worktrees()) == 1
+    assert _git(repo.root, "status", "--porcelain") == ""
+
+
+def test_previous_with_no_earlier_commit_is_refused(repo: FixtureRepo) -> None:
+    up("dev", options=repo.options)
+    with pytest.raises(CommitNotFoundError, match="no earlier successful update"):
+        rollback_to_commit("dev", "previous", options=repo.options)
+
+
+def test_missing_passphrase_is_a_config_error_that_changes_nothing(
+    repo: FixtureRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    up("dev", options=repo.options)
+    before = repo.state_bytes()
+    monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE", raising=False)
+    monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE_FILE", raising=False)
+    env = {k: v for k, v in repo.env.items() if k != "PULUMI_CONFIG_PASSPHRASE"}
+
+    with pytest.raises(ConfigError) as missing:
+        up("dev", options=StackOptions(work_dir=repo.root, env=env))
+
+    assert missing.value.problems[0].startswith("PULUMI_CONFIG_PASSPHRASE:")
+    assert repo.state_bytes() == before
+
+
+def test_unknown_stack_is_a_clear_error(repo: FixtureRepo) -> None:
+    with pytest.raises(StackNotFoundError) as unknown:
+        up("staging", options=repo.options)
+    assert unknown.value.stack == "staging"
+    assert "'staging' not found" in str(unknown.value)
+    assert not (repo.root / "Pulumi.staging.yaml").exists()
+
+
+def test_a_failing_program_reports_the_engine_message(repo: FixtureRepo) -> None:
+    up("dev", options=repo.options)
+    repo.configure({"a": "one", "b": "two"}, fail="the program refused to run")
+
+    with pytest.raises(OperationFailedError) as failed:
+        up("dev", options=repo.options)
+
+    assert failed.value.operation == "up"
+    assert "the program refused to run" in str(failed.value)
+    assert repo.on_disk() == {"a": "one", "b": "two"}
+
+
+def test_secrets_never_appear_in_results_reprs_events_or_errors(repo: FixtureRepo) -> None:
+    events: list[auto.EngineEvent] = []
+    options = StackOptions(work_dir=repo.root, env=repo.env, on_event=events.append)
+
+    applied = up("dev", options=options)
+    (repo.files_dir / "a").write_text("drifted")
+    seen: list[object] = [
+        applied,
+        preview("dev", options=options),
+        detect_drift("dev", options=options),
+        history("dev", options=options),
+        refresh("dev", options=options),
+    ]
+    repo.configure({"a": "one"}, fail=f"boom {SECRET}")
+    with pytest.raises(OperationFailedError) as failed:
+        up("dev", options=options)
+    seen.append(failed.value)
+
+    assert applied.outputs["token"] == SECRET
+    texts = [repr(item) for item in seen] + [str(failed.value), failed.value.engine_message]
+    texts += [repr(event) for event in events]
+    assert events, "the callback saw no events"
+    assert not [text for text in texts if SECRET_TOKEN in text]
+    assert SECRET_TOKEN not in json.dumps([repr(item) for item in seen])
