@@ -34,24 +34,56 @@ _PLUGIN_MISSING = re.compile(
     r"no resource plugin '[^']+' found|could not find (?:a )?plugin|plugin .* not found"
 )
 # The engine's own lines start with "error: "; the rest of stderr is the program's and the plugins' noise.
-_ENGINE_ERROR_LINE = re.compile(r"^\s*error: (.*)$", re.MULTILINE)
+_ENGINE_ERROR_LINE = re.compile(r"^\s*error: (.*)$")
+_OTHER_DIAGNOSTIC = re.compile(r"^\s*(?:warning|info|debug): ")
+_TRACEBACK = "Traceback (most recent call last):"
+# How pulumi.automation's CommandError renders the failed command.
+_COMMAND_TEXT = re.compile(r"\n code: -?\d+\n stdout: (?P<stdout>.*)\n stderr: (?P<stderr>.*)\Z", re.DOTALL)
+# Said after any program failure; only worth showing when there is nothing more specific.
+_GENERIC_FAILURE = "an unhandled error occurred"
+
+
+def _error_blocks(text: str) -> list[list[str]]:
+    """Each ``error:`` line of the engine's output with the lines that continue it."""
+    blocks: list[list[str]] = []
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if match := _ENGINE_ERROR_LINE.match(line):
+            current = [match.group(1).strip()]
+            blocks.append(current)
+        elif current is not None and line.strip() and not _OTHER_DIAGNOSTIC.match(line):
+            current.append(line.strip())
+        else:
+            current = None
+    return blocks
+
+
+def _summary(block: list[str]) -> str:
+    if _TRACEBACK in block:
+        # A Python program's exception: what failed, and the exception line, not the stack.
+        return f"{block[0]} {block[-1]}"
+    return " ".join(block)
 
 
 def _engine_message(exc: upstream.CommandError) -> str:
-    stderr = getattr(exc, "stderr", "") or ""
-    stdout = getattr(exc, "stdout", "") or ""
-    lines = _ENGINE_ERROR_LINE.findall(stderr) or _ENGINE_ERROR_LINE.findall(stdout)
-    if lines:
-        return "; ".join(line.strip() for line in lines)
-    tail = (stderr or stdout).strip().splitlines()
-    return tail[-1].strip() if tail else str(exc).strip()
+    """What the engine said went wrong, from the text of a failed command, deduplicated."""
+    # pulumi.automation keeps only the command's text (code, stdout, stderr) on the exception.
+    text = str(exc)
+    if streams := _COMMAND_TEXT.search(text):
+        text = f"{streams['stderr']}\n{streams['stdout']}"
+    found = list(dict.fromkeys(_summary(block) for block in _error_blocks(text)))
+    specific = [message for message in found if not message.startswith(_GENERIC_FAILURE)]
+    if specific or found:
+        return "; ".join(specific or found)
+    tail = str(exc).strip().splitlines()
+    return tail[-1].strip() if tail else type(exc).__name__
 
 
 def _translate(exc: Exception, ws: Workspace, operation: str) -> GitOpsInfraError:
     if isinstance(exc, upstream.StackNotFoundError):
         return StackNotFoundError(
-            f"stack {ws.stack!r} not found on {ws.backend_url}; create it first (for example `up` with "
-            "create=True) or check the stack name",
+            f"stack {ws.stack!r} not found on {ws.backend_url}; check the name, or create it with "
+            "`gitops-infra up --create` (create=True in Python)",
             stack=ws.stack,
         )
     if isinstance(exc, upstream.ConcurrentUpdateError):

@@ -8,9 +8,9 @@ log.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import Any
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "RefreshResult",
     "Step",
     "UpResult",
+    "to_jsonable",
 ]
 
 SECRET = "[secret]"
@@ -145,3 +146,23 @@ class Deployment:
     end_time: datetime | None
     message: str
     commit: str | None
+
+
+def to_jsonable(value: Any) -> Any:
+    """A result (or a tuple of them) as plain JSON data: enums by value, times in ISO 8601."""
+    if is_dataclass(value) and not isinstance(value, type):
+        data = {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
+        # Derived flags are part of what a CI script reads, so they are in the document too.
+        for name in ("has_changes", "has_drift"):
+            if hasattr(value, name):
+                data[name] = getattr(value, name)
+        return data
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    return value

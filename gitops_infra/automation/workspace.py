@@ -8,6 +8,8 @@ The defaults work with no account and no login:
   on ``PATH``.
 - **Backend**: ``PULUMI_BACKEND_URL`` when set, otherwise a local file backend at
   ``<project>/.pulumi-state`` (an absolute path, git-ignored).
+- **Python**: programs and policy packs whose settings name no virtualenv run on this interpreter
+  (``PULUMI_PYTHON_CMD``).
 - **Secrets**: the passphrase provider unless ``Pulumi.<stack>.yaml`` names another
   (``secretsprovider:``); then ``PULUMI_CONFIG_PASSPHRASE`` or ``PULUMI_CONFIG_PASSPHRASE_FILE`` must be
   set, which is checked before anything runs.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,6 +124,9 @@ class Workspace:
             )
         # The engine must not stop to ask the update service for a newer version in CI.
         env.setdefault("PULUMI_SKIP_UPDATE_CHECK", "true")
+        # Programs and policy packs that name no virtualenv run on this interpreter, which has
+        # gitops-infra and the Pulumi SDKs installed, rather than on whatever `python3` PATH offers.
+        env.setdefault("PULUMI_PYTHON_CMD", sys.executable)
         env["PULUMI_BACKEND_URL"] = backend_url
         return cls(
             stack=stack,

@@ -1,0 +1,142 @@
+"""Engine-free tests of the automation layer's edges: workspace defaults and error translation.
+
+The engine outputs below are what the real engine printed for each failure (captured from runs of the
+engine tests), so the translation is checked against the engine's actual wording.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pulumi.automation import errors as upstream
+from pulumi.automation._cmd import CommandResult
+
+from gitops_infra.automation.engine import _engine_message, _translate
+from gitops_infra.automation.workspace import DEFAULT_STATE_DIR, StackOptions, Workspace
+from gitops_infra.errors import (
+    ConfigError,
+    EngineNotFoundError,
+    OperationFailedError,
+    PluginMissingError,
+    StackLockedError,
+    StackNotFoundError,
+)
+
+PROGRAM_EXCEPTION = """Previewing update (dev):
+    pulumi:pulumi:Stack fixture-dev running error: Program failed with an unhandled exception:
+Diagnostics:
+  pulumi:pulumi:Stack (fixture-dev):
+    error: Program failed with an unhandled exception:
+    Traceback (most recent call last):
+      File "/tmp/clitry/__main__.py", line 64, in <module>
+        raise RuntimeError(failure)
+    RuntimeError: the program refused
+
+Resources:
+    1 unchanged
+"""
+
+MISSING_CONFIG = """Diagnostics:
+  pulumi:pulumi:Stack (fixture-dev):
+    error: Missing required configuration variable 'fixture:directory'
+    \tplease set a value using the command `pulumi config set fixture:directory <value>`
+    error: an unhandled error occurred: program exited with non-zero exit code: 1
+
+Resources:
+    + 1 to create
+"""
+
+LOCKED = """error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) \
+to end or delete the lock file with `pulumi cancel`.
+  file:///tmp/backend/.pulumi/locks/organization/fixture/dev/a4c8.json: created by root@vm (pid 17828)
+"""
+
+
+def _failed(
+    stdout: str = "", stderr: str = "", kind: type[upstream.CommandError] = upstream.CommandError
+) -> Exception:
+    return kind(CommandResult(stdout=stdout, stderr=stderr, code=1))
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "Pulumi.yaml").write_text("name: p\nruntime: python\n")
+    engine = tmp_path / ".tools" / "pulumi" / "bin" / "pulumi"
+    engine.parent.mkdir(parents=True)
+    engine.write_text("#!/bin/sh\n")
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "p")
+    return tmp_path
+
+
+def test_engine_message_is_the_exception_line_not_the_traceback() -> None:
+    message = _engine_message(_failed(stdout=PROGRAM_EXCEPTION))  # type: ignore[arg-type]
+    assert message == "Program failed with an unhandled exception: RuntimeError: the program refused"
+
+
+def test_engine_message_drops_the_generic_line_when_a_specific_one_exists() -> None:
+    message = _engine_message(_failed(stdout=MISSING_CONFIG))  # type: ignore[arg-type]
+    assert message.startswith("Missing required configuration variable 'fixture:directory'")
+    assert "unhandled error occurred" not in message
+
+
+def test_translation_maps_each_upstream_error(project: Path) -> None:
+    ws = Workspace.resolve("dev", StackOptions(work_dir=project))
+
+    locked = _translate(_failed(stderr=LOCKED, kind=upstream.ConcurrentUpdateError), ws, "up")
+    assert isinstance(locked, StackLockedError) and locked.stack == "dev"
+
+    missing = _translate(
+        _failed(stderr="error: no stack named 'dev' found", kind=upstream.StackNotFoundError), ws, "up"
+    )
+    assert isinstance(missing, StackNotFoundError) and "'dev' not found" in str(missing)
+
+    plugin = _translate(_failed(stderr="error: no resource plugin 'aws' found in the workspace"), ws, "up")
+    assert isinstance(plugin, PluginMissingError) and "'aws'" in str(plugin)
+
+    failed = _translate(_failed(stdout=PROGRAM_EXCEPTION), ws, "preview")
+    assert isinstance(failed, OperationFailedError)
+    assert (failed.operation, failed.engine_message) == (
+        "preview",
+        "Program failed with an unhandled exception: RuntimeError: the program refused",
+    )
+
+
+def test_defaults_use_a_local_file_backend_inside_the_project(project: Path) -> None:
+    ws = Workspace.resolve("dev", StackOptions(work_dir=project / ".tools"))  # found from a subdirectory
+    assert ws.project == project
+    assert ws.backend_url == (project / DEFAULT_STATE_DIR).as_uri()
+    assert ws.engine == project / ".tools" / "pulumi" / "bin" / "pulumi"
+    assert ws.env["PULUMI_BACKEND_URL"] == ws.backend_url
+
+
+def test_backend_url_from_the_environment_wins(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://state-bucket")
+    assert Workspace.resolve("dev", StackOptions(work_dir=project)).backend_url == "s3://state-bucket"
+    explicit = StackOptions(work_dir=project, backend_url="file:///elsewhere")
+    assert Workspace.resolve("dev", explicit).backend_url == "file:///elsewhere"
+
+
+def test_missing_passphrase_names_the_variable(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE")
+    monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE_FILE", raising=False)
+    with pytest.raises(ConfigError) as missing:
+        Workspace.resolve("dev", StackOptions(work_dir=project))
+    assert missing.value.problems[0].startswith("PULUMI_CONFIG_PASSPHRASE: not set")
+
+    # A stack whose settings name another secrets provider needs no passphrase.
+    (project / "Pulumi.dev.yaml").write_text("secretsprovider: awskms://alias/gitops\n")
+    assert Workspace.resolve("dev", StackOptions(work_dir=project)).stack == "dev"
+
+
+def test_no_engine_says_how_to_install_one(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / ".tools" / "pulumi" / "bin" / "pulumi").unlink()
+    monkeypatch.setenv("PATH", str(project))
+    with pytest.raises(EngineNotFoundError, match="make setup"):
+        Workspace.resolve("dev", StackOptions(work_dir=project))
+
+
+def test_no_project_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"no Pulumi\.yaml"):
+        Workspace.resolve("dev", StackOptions(work_dir=tmp_path))
