@@ -1,7 +1,95 @@
 """Pulumi components and an Automation API layer for an EKS + Flux CD GitOps platform.
 
-The public API is what ``__all__`` lists; the components and the automation layer are re-exported here
-as they land (see ../shared/DESIGN.md).
+The public API is what ``__all__`` lists (see ../shared/DESIGN.md). Use the components in your own
+Pulumi program, for example Flux and a deploy key on a cluster you already have::
+
+    import pulumi
+    import pulumi_kubernetes as k8s
+    from gitops_infra import DeployKey, DeployKeyArgs, FluxBootstrap, FluxBootstrapArgs
+
+    provider = k8s.Provider("existing", kubeconfig=pulumi.Config().require_secret("kubeconfig"))
+    key = DeployKey("fleet", DeployKeyArgs(repository="fleet"))
+    FluxBootstrap(
+        "flux",
+        FluxBootstrapArgs(
+            k8s_provider=provider,
+            repository_url="ssh://git@github.com/acme/fleet",
+            path="clusters/staging",
+            private_key=key.private_key,
+            public_key=key.public_key,
+        ),
+    )
+
+or build the whole platform from a stack's config, as ``stacks/__main__.py`` does::
+
+    platform = build_platform(load_stack_config())
 """
 
-__all__: list[str] = []
+from gitops_infra.components import (
+    FLUX_CHART_VERSION,
+    FLUX_NAMESPACE,
+    FLUX_VERSION,
+    GITHUB_KNOWN_HOSTS,
+    CapacityType,
+    DeployKey,
+    DeployKeyArgs,
+    EksCluster,
+    EksClusterArgs,
+    EndpointAccess,
+    Environment,
+    EnvironmentConfig,
+    EnvironmentConfigArgs,
+    ExistingVpcArgs,
+    FluxBootstrap,
+    FluxBootstrapArgs,
+    FluxComponent,
+    KeyAlgorithm,
+    LogType,
+    NatGateways,
+    NewVpcArgs,
+    NodeGroupArgs,
+    NotificationArgs,
+    TaintEffect,
+    environment_data,
+    parse_environment,
+)
+from gitops_infra.config import StackConfig, StackSecrets, load_config, load_stack_config
+from gitops_infra.errors import ConfigError, GitOpsInfraError
+from gitops_infra.platform import Platform, build_platform
+
+__all__ = [
+    "FLUX_CHART_VERSION",
+    "FLUX_NAMESPACE",
+    "FLUX_VERSION",
+    "GITHUB_KNOWN_HOSTS",
+    "CapacityType",
+    "ConfigError",
+    "DeployKey",
+    "DeployKeyArgs",
+    "EksCluster",
+    "EksClusterArgs",
+    "EndpointAccess",
+    "Environment",
+    "EnvironmentConfig",
+    "EnvironmentConfigArgs",
+    "ExistingVpcArgs",
+    "FluxBootstrap",
+    "FluxBootstrapArgs",
+    "FluxComponent",
+    "GitOpsInfraError",
+    "KeyAlgorithm",
+    "LogType",
+    "NatGateways",
+    "NewVpcArgs",
+    "NodeGroupArgs",
+    "NotificationArgs",
+    "Platform",
+    "StackConfig",
+    "StackSecrets",
+    "TaintEffect",
+    "build_platform",
+    "environment_data",
+    "load_config",
+    "load_stack_config",
+    "parse_environment",
+]

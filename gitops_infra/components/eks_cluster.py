@@ -1,0 +1,456 @@
+"""``EksCluster``: an EKS cluster with managed node groups, OIDC, access entries and KMS secrets encryption.
+
+It wraps ``pulumi_eks.Cluster`` in API authentication mode (access entries, no ``aws-auth`` ConfigMap),
+with no default node group: one ``eks.ManagedNodeGroup`` per configured group, in the private subnets.
+Networking is an existing VPC (``ExistingVpcArgs``) or a dedicated one it builds (``NewVpcArgs``): a
+public and a private subnet per availability zone, and a NAT gateway either shared (``single``, cheap,
+for dev) or one per zone (``one-per-az``, no cross-zone dependency, for prod). The API endpoint is
+public and private (``PUBLIC_AND_PRIVATE``, optionally restricted to CIDRs) or private only
+(``PRIVATE``, reachable from the VPC and from the allow-listed CIDRs).
+
+Outputs: ``cluster_name``, ``kubeconfig`` (secret), ``provider`` (a ``k8s.Provider`` that waits for the
+node groups), ``oidc_provider_arn`` and ``oidc_provider_url``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from gitops_infra.components._args import Problems, is_known
+
+__all__ = [
+    "ALL_LOG_TYPES",
+    "CLUSTER_ADMIN_POLICY_ARN",
+    "DEFAULT_AMI_TYPE",
+    "DEFAULT_DISK_SIZE_GIB",
+    "NODE_ROLE_POLICY_ARNS",
+    "CapacityType",
+    "EksCluster",
+    "EksClusterArgs",
+    "EndpointAccess",
+    "ExistingVpcArgs",
+    "LogType",
+    "NatGateways",
+    "NewVpcArgs",
+    "NodeGroupArgs",
+    "TaintEffect",
+    "subnet_cidrs",
+]
+
+TYPE_TOKEN = "gitops-infra:index:EksCluster"
+
+DEFAULT_AMI_TYPE = "AL2023_x86_64_STANDARD"
+DEFAULT_DISK_SIZE_GIB = 50
+KMS_DELETION_WINDOW_DAYS = 30
+API_PORT = 443
+ANYWHERE = "0.0.0.0/0"
+CLUSTER_ADMIN_POLICY_ARN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+NODE_ROLE_POLICY_ARNS = {
+    "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+}
+NODE_ASSUME_ROLE_POLICY = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+        ],
+    }
+)
+# Subnets are a sixteenth of the VPC each: public ones from the first half, private from the second.
+SUBNET_PREFIX_DELTA = 4
+PRIVATE_SUBNET_OFFSET = 8
+MAX_ZONES = 6
+
+
+class EndpointAccess(StrEnum):
+    """Who reaches the Kubernetes API endpoint."""
+
+    PUBLIC_AND_PRIVATE = "public-and-private"
+    PRIVATE = "private"
+
+
+class NatGateways(StrEnum):
+    """How many NAT gateways a dedicated VPC gets."""
+
+    SINGLE = "single"
+    ONE_PER_AZ = "one-per-az"
+
+
+class CapacityType(StrEnum):
+    """EC2 capacity for a managed node group."""
+
+    ON_DEMAND = "ON_DEMAND"
+    SPOT = "SPOT"
+
+
+class TaintEffect(StrEnum):
+    """The effect of a node taint, as the EKS API spells it."""
+
+    NO_SCHEDULE = "NO_SCHEDULE"
+    NO_EXECUTE = "NO_EXECUTE"
+    PREFER_NO_SCHEDULE = "PREFER_NO_SCHEDULE"
+
+
+class LogType(StrEnum):
+    """Control-plane log types sent to CloudWatch."""
+
+    API = "api"
+    AUDIT = "audit"
+    AUTHENTICATOR = "authenticator"
+    CONTROLLER_MANAGER = "controllerManager"
+    SCHEDULER = "scheduler"
+
+
+ALL_LOG_TYPES: tuple[LogType, ...] = tuple(LogType)
+
+
+@dataclass(frozen=True)
+class NodeGroupArgs:
+    """One managed node group; taints are ``(key, value, effect)`` triples."""
+
+    name: str
+    instance_types: Sequence[pulumi.Input[str]]
+    min_size: pulumi.Input[int]
+    max_size: pulumi.Input[int]
+    desired_size: pulumi.Input[int]
+    disk_size: pulumi.Input[int] = DEFAULT_DISK_SIZE_GIB
+    capacity_type: CapacityType = CapacityType.ON_DEMAND
+    ami_type: pulumi.Input[str] = DEFAULT_AMI_TYPE
+    labels: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    taints: Sequence[tuple[str, str, TaintEffect]] = ()
+
+
+@dataclass(frozen=True)
+class NewVpcArgs:
+    """A dedicated VPC: a public and a private subnet in each zone."""
+
+    cidr: str
+    availability_zones: Sequence[str]
+    nat_gateways: NatGateways = NatGateways.SINGLE
+
+
+@dataclass(frozen=True)
+class ExistingVpcArgs:
+    """An existing VPC; nodes go into ``private_subnet_ids``."""
+
+    vpc_id: pulumi.Input[str]
+    private_subnet_ids: Sequence[pulumi.Input[str]]
+    public_subnet_ids: Sequence[pulumi.Input[str]] = ()
+
+
+@dataclass(frozen=True)
+class EksClusterArgs:
+    """Inputs of ``EksCluster``. Plain values are validated when the Args are made."""
+
+    kubernetes_version: pulumi.Input[str]
+    network: NewVpcArgs | ExistingVpcArgs
+    node_groups: Sequence[NodeGroupArgs]
+    endpoint_access: EndpointAccess = EndpointAccess.PUBLIC_AND_PRIVATE
+    allowed_cidrs: Sequence[str] = ()
+    admin_principal_arns: Sequence[pulumi.Input[str]] = ()
+    log_types: Sequence[LogType] = ALL_LOG_TYPES
+    cluster_name: pulumi.Input[str] | None = None
+    tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        problems = Problems("EksClusterArgs")
+        problems.check(len(self.node_groups) > 0, "node_groups", "needs at least one node group")
+        names = [group.name for group in self.node_groups]
+        problems.check(len(set(names)) == len(names), "node_groups", "node group names must be unique")
+        for index, group in enumerate(self.node_groups):
+            where = f"node_groups[{index}]"
+            problems.check(len(group.instance_types) > 0, f"{where}.instance_types", "must not be empty")
+            sizes = (group.min_size, group.max_size, group.desired_size)
+            if all(is_known(size) for size in sizes):
+                low, high, desired = (int(size) for size in sizes)  # type: ignore[arg-type]
+                problems.check(low >= 0, f"{where}.min_size", "must be >= 0")
+                problems.check(high >= max(low, 1), f"{where}.max_size", "must be >= min_size and >= 1")
+                problems.check(low <= desired <= high, f"{where}.desired_size", "must be within min/max")
+        for index, cidr in enumerate(self.allowed_cidrs):
+            try:
+                ipaddress.IPv4Network(cidr)
+            except ValueError:
+                problems.add(f"allowed_cidrs[{index}]", "not an IPv4 CIDR block")
+        if isinstance(self.network, NewVpcArgs):
+            zones = list(self.network.availability_zones)
+            problems.check(
+                2 <= len(zones) <= MAX_ZONES, "network.availability_zones", f"needs 2 to {MAX_ZONES} zones"
+            )
+            problems.check(len(set(zones)) == len(zones), "network.availability_zones", "must be unique")
+            try:
+                subnet_cidrs(self.network.cidr, len(zones))
+            except ValueError as exc:
+                problems.add("network.cidr", str(exc))
+        else:
+            problems.check(
+                len(self.network.private_subnet_ids) >= 2,
+                "network.private_subnet_ids",
+                "needs subnets in at least two zones",
+            )
+        problems.raise_if_any()
+
+
+def subnet_cidrs(vpc_cidr: str, zones: int) -> list[tuple[str, str]]:
+    """The ``(public, private)`` subnet CIDRs of each zone in a dedicated VPC."""
+    try:
+        network = ipaddress.IPv4Network(vpc_cidr)
+    except ValueError as exc:
+        raise ValueError(f"not an IPv4 CIDR block ({exc})") from None
+    if network.prefixlen + SUBNET_PREFIX_DELTA > 28:
+        raise ValueError("too small: use a /24 or larger")
+    subnets = list(network.subnets(prefixlen_diff=SUBNET_PREFIX_DELTA))
+    return [(str(subnets[i]), str(subnets[PRIVATE_SUBNET_OFFSET + i])) for i in range(min(zones, MAX_ZONES))]
+
+
+@dataclass(frozen=True)
+class _Network:
+    vpc_id: pulumi.Input[str]
+    public_subnet_ids: Sequence[pulumi.Input[str]]
+    private_subnet_ids: Sequence[pulumi.Input[str]]
+
+
+def _build_vpc(
+    name: str, args: NewVpcArgs, tags: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource
+) -> _Network:
+    """The dedicated VPC: IGW, per-zone public/private subnets, NAT gateways and route tables."""
+    opts = pulumi.ResourceOptions(parent=parent)
+
+    def tagged(role: str, **extra: str) -> dict[str, pulumi.Input[str]]:
+        return {**tags, "Name": f"{name}-{role}", **extra}
+
+    vpc = aws.ec2.Vpc(
+        f"{name}-vpc",
+        cidr_block=args.cidr,
+        enable_dns_hostnames=True,
+        enable_dns_support=True,
+        tags=tagged("vpc"),
+        opts=opts,
+    )
+    igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tagged("igw"), opts=opts)
+    public_routes = aws.ec2.RouteTable(
+        f"{name}-public",
+        vpc_id=vpc.id,
+        routes=[aws.ec2.RouteTableRouteArgs(cidr_block=ANYWHERE, gateway_id=igw.id)],
+        tags=tagged("public"),
+        opts=opts,
+    )
+    zones = list(args.availability_zones)
+    public: list[aws.ec2.Subnet] = []
+    private: list[aws.ec2.Subnet] = []
+    for zone, (public_cidr, private_cidr) in zip(zones, subnet_cidrs(args.cidr, len(zones)), strict=True):
+        subnet = aws.ec2.Subnet(
+            f"{name}-public-{zone}",
+            vpc_id=vpc.id,
+            cidr_block=public_cidr,
+            availability_zone=zone,
+            tags=tagged(f"public-{zone}", **{"kubernetes.io/role/elb": "1"}),
+            opts=opts,
+        )
+        aws.ec2.RouteTableAssociation(
+            f"{name}-public-{zone}", subnet_id=subnet.id, route_table_id=public_routes.id, opts=opts
+        )
+        public.append(subnet)
+        private.append(
+            aws.ec2.Subnet(
+                f"{name}-private-{zone}",
+                vpc_id=vpc.id,
+                cidr_block=private_cidr,
+                availability_zone=zone,
+                tags=tagged(f"private-{zone}", **{"kubernetes.io/role/internal-elb": "1"}),
+                opts=opts,
+            )
+        )
+
+    nat_zones = zones[:1] if args.nat_gateways is NatGateways.SINGLE else zones
+    nats: list[aws.ec2.NatGateway] = []
+    for index, zone in enumerate(nat_zones):
+        eip = aws.ec2.Eip(f"{name}-nat-{zone}", domain="vpc", tags=tagged(f"nat-{zone}"), opts=opts)
+        nats.append(
+            aws.ec2.NatGateway(
+                f"{name}-nat-{zone}",
+                allocation_id=eip.id,
+                subnet_id=public[index].id,
+                tags=tagged(f"nat-{zone}"),
+                opts=pulumi.ResourceOptions(parent=parent, depends_on=[igw]),
+            )
+        )
+    for index, (zone, subnet) in enumerate(zip(zones, private, strict=True)):
+        nat = nats[0] if len(nats) == 1 else nats[index]
+        table = aws.ec2.RouteTable(
+            f"{name}-private-{zone}",
+            vpc_id=vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block=ANYWHERE, nat_gateway_id=nat.id)],
+            tags=tagged(f"private-{zone}"),
+            opts=opts,
+        )
+        aws.ec2.RouteTableAssociation(
+            f"{name}-private-{zone}", subnet_id=subnet.id, route_table_id=table.id, opts=opts
+        )
+    return _Network(
+        vpc_id=vpc.id,
+        public_subnet_ids=[subnet.id for subnet in public],
+        private_subnet_ids=[subnet.id for subnet in private],
+    )
+
+
+def _build_node_role(
+    name: str, tags: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource
+) -> aws.iam.Role:
+    """The IAM role every managed node group's instances assume."""
+    opts = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(
+        f"{name}-node-role", assume_role_policy=NODE_ASSUME_ROLE_POLICY, tags=dict(tags), opts=opts
+    )
+    for short, arn in NODE_ROLE_POLICY_ARNS.items():
+        aws.iam.RolePolicyAttachment(f"{name}-node-{short}", role=role.name, policy_arn=arn, opts=opts)
+    return role
+
+
+def _access_entries(arns: Sequence[pulumi.Input[str]]) -> dict[str, eks.AccessEntryArgs]:
+    return {
+        f"admin-{index}": eks.AccessEntryArgs(
+            principal_arn=arn,
+            access_policies={
+                "cluster-admin": eks.AccessPolicyAssociationArgs(
+                    policy_arn=CLUSTER_ADMIN_POLICY_ARN,
+                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                )
+            },
+        )
+        for index, arn in enumerate(arns)
+    }
+
+
+class EksCluster(pulumi.ComponentResource):
+    """An EKS cluster ready for Flux: see the module docstring."""
+
+    cluster_name: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+    oidc_provider_arn: pulumi.Output[str]
+    oidc_provider_url: pulumi.Output[str]
+    vpc_id: pulumi.Output[str]
+    cluster: eks.Cluster
+    node_groups: dict[str, eks.ManagedNodeGroup]
+    kms_key: aws.kms.Key
+
+    def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = dict(args.tags)
+
+        if isinstance(args.network, NewVpcArgs):
+            network = _build_vpc(name, args.network, tags, self)
+        else:
+            network = _Network(
+                vpc_id=args.network.vpc_id,
+                public_subnet_ids=list(args.network.public_subnet_ids),
+                private_subnet_ids=list(args.network.private_subnet_ids),
+            )
+
+        self.kms_key = aws.kms.Key(
+            f"{name}-secrets",
+            description=f"EKS secrets encryption for {name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=KMS_DELETION_WINDOW_DAYS,
+            tags=tags,
+            opts=child,
+        )
+        node_role = _build_node_role(name, tags, self)
+
+        private_only = args.endpoint_access is EndpointAccess.PRIVATE
+        cluster_name = args.cluster_name if args.cluster_name is not None else name
+        self.cluster = eks.Cluster(
+            f"{name}-cluster",
+            name=cluster_name,
+            version=args.kubernetes_version,
+            authentication_mode=eks.AuthenticationMode.API,
+            access_entries=_access_entries(args.admin_principal_arns),
+            create_oidc_provider=True,
+            skip_default_node_group=True,
+            enabled_cluster_log_types=[str(log) for log in args.log_types],
+            encryption_config_key_arn=self.kms_key.arn,
+            vpc_id=network.vpc_id,
+            public_subnet_ids=list(network.public_subnet_ids) or None,
+            private_subnet_ids=list(network.private_subnet_ids),
+            node_associate_public_ip_address=False,
+            endpoint_private_access=True,
+            endpoint_public_access=not private_only,
+            public_access_cidrs=None if private_only or not args.allowed_cidrs else list(args.allowed_cidrs),
+            tags=tags,
+            opts=child,
+        )
+        if private_only:
+            # With no public endpoint, the allow-listed networks reach the private one through the VPC.
+            for index, cidr in enumerate(args.allowed_cidrs):
+                aws.ec2.SecurityGroupRule(
+                    f"{name}-endpoint-{index}",
+                    type="ingress",
+                    protocol="tcp",
+                    from_port=API_PORT,
+                    to_port=API_PORT,
+                    cidr_blocks=[cidr],
+                    security_group_id=self.cluster.cluster_security_group_id,
+                    description=f"Kubernetes API from {cidr}",
+                    opts=child,
+                )
+
+        self.node_groups = {
+            group.name: eks.ManagedNodeGroup(
+                f"{name}-{group.name}",
+                cluster=self.cluster,
+                node_role_arn=node_role.arn,
+                subnet_ids=list(network.private_subnet_ids),
+                instance_types=list(group.instance_types),
+                capacity_type=str(group.capacity_type),
+                ami_type=group.ami_type,
+                disk_size=group.disk_size,
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                    min_size=group.min_size, max_size=group.max_size, desired_size=group.desired_size
+                ),
+                # The cluster autoscaler owns the desired size once the group exists.
+                ignore_scaling_changes=True,
+                labels=dict(group.labels),
+                taints=[
+                    aws.eks.NodeGroupTaintArgs(key=key, value=value, effect=str(effect))
+                    for key, value, effect in group.taints
+                ],
+                tags=tags,
+                opts=child,
+            )
+            for group in args.node_groups
+        }
+
+        self.cluster_name = pulumi.Output.all(self.cluster.urn, cluster_name).apply(
+            lambda values: str(values[1])
+        )
+        self.kubeconfig = pulumi.Output.secret(self.cluster.kubeconfig_json)
+        self.oidc_provider_arn = self.cluster.oidc_provider_arn
+        self.oidc_provider_url = self.cluster.oidc_provider_url
+        self.vpc_id = pulumi.Output.from_input(network.vpc_id)
+        # Workloads need nodes: anything deployed through this provider waits for the node groups.
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.node_groups.values())),
+        )
+        self.register_outputs(
+            {
+                "clusterName": self.cluster_name,
+                "kubeconfig": self.kubeconfig,
+                "oidcProviderArn": self.oidc_provider_arn,
+                "oidcProviderUrl": self.oidc_provider_url,
+                "vpcId": self.vpc_id,
+            }
+        )

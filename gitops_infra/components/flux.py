@@ -1,0 +1,547 @@
+"""``FluxBootstrap``: Flux CD installed onto a cluster and syncing a path of the fleet repository.
+
+Like Flux's own ``pkg/manifestgen``, bootstrap is three separable pieces, each a pure *options → manifest*
+function plus a builder that registers it:
+
+1. **install** (``install_values`` / ``build_install``): the controllers, from the fluxcd-community
+   ``flux2`` Helm chart at a pinned version (``FLUX_CHART_VERSION``, Flux ``FLUX_VERSION``), as a
+   ``helm.v3.Release``. Helm renders and applies it inside the Kubernetes provider, so nothing is
+   downloaded at program time. ``components`` / ``components_extra`` pick the controllers; network
+   policy and tolerations are chart values.
+2. **source secret** (``source_secret_data`` / ``build_source_secret``): the git-auth Secret
+   ``flux-system`` with ``identity``, ``identity.pub`` and ``known_hosts``.
+3. **sync** (``git_repository_manifest``, ``kustomization_manifest`` / ``build_sync``): the
+   ``GitRepository`` and the ``Kustomization`` (``prune: true``), with optional SOPS decryption and
+   health checks.
+
+Every custom resource ``depends_on`` the controllers' Release, so its CRDs exist first; and because
+Pulumi deletes dependents first, ``destroy`` removes the sync objects while the controllers still run to
+clear their finalizers, then the controllers, then the namespace. Deleting the Kustomization lets
+kustomize-controller prune what it applied, as Flux does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gitops_infra.components._args import Problems, is_known
+from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
+
+__all__ = [
+    "DEFAULT_BRANCH",
+    "DEFAULT_COMPONENTS",
+    "DEFAULT_GIT_INTERVAL",
+    "DEFAULT_INTERVAL",
+    "DEFAULT_RETRY_INTERVAL",
+    "DEFAULT_TIMEOUT",
+    "FLUX_CHART",
+    "FLUX_CHART_REPOSITORY",
+    "FLUX_CHART_VERSION",
+    "FLUX_NAMESPACE",
+    "FLUX_SECRET_NAME",
+    "FLUX_SYNC_NAME",
+    "FLUX_VERSION",
+    "GIT_REPOSITORY_API_VERSION",
+    "IDENTITY_KEY",
+    "IDENTITY_PUB_KEY",
+    "KNOWN_HOSTS_KEY",
+    "KUSTOMIZATION_API_VERSION",
+    "NOTIFICATION_API_VERSION",
+    "REQUIRED_COMPONENTS",
+    "SOPS_AGE_KEY",
+    "SOPS_SECRET_NAME",
+    "FluxBootstrap",
+    "FluxBootstrapArgs",
+    "FluxComponent",
+    "InstallOptions",
+    "NotificationArgs",
+    "SourceSecretOptions",
+    "SyncObjects",
+    "SyncOptions",
+    "build_install",
+    "build_notifications",
+    "build_source_secret",
+    "build_sync",
+    "git_repository_manifest",
+    "image_automation_enabled",
+    "install_values",
+    "kustomization_manifest",
+    "source_secret_data",
+]
+
+TYPE_TOKEN = "gitops-infra:index:FluxBootstrap"
+
+FLUX_VERSION = "2.8.5"
+"""The Flux release the pinned chart installs (the chart's appVersion)."""
+FLUX_CHART = "flux2"
+FLUX_CHART_VERSION = "2.18.3"
+FLUX_CHART_REPOSITORY = "https://fluxcd-community.github.io/helm-charts"
+FLUX_RELEASE_NAME = "flux2"
+FLUX_NAMESPACE = "flux-system"
+FLUX_SECRET_NAME = "flux-system"
+FLUX_SYNC_NAME = "flux-system"
+IDENTITY_KEY = "identity"
+IDENTITY_PUB_KEY = "identity.pub"
+KNOWN_HOSTS_KEY = "known_hosts"
+SOPS_SECRET_NAME = "sops-age"
+SOPS_AGE_KEY = "age.agekey"  # kustomize-controller reads keys ending in .agekey
+DEFAULT_BRANCH = "main"
+DEFAULT_GIT_INTERVAL = "1m"
+DEFAULT_INTERVAL = "10m"
+DEFAULT_RETRY_INTERVAL = "2m"
+DEFAULT_TIMEOUT = "5m"
+RELEASE_TIMEOUT_SECONDS = 600
+GIT_REPOSITORY_API_VERSION = "source.toolkit.fluxcd.io/v1"
+KUSTOMIZATION_API_VERSION = "kustomize.toolkit.fluxcd.io/v1"
+NOTIFICATION_API_VERSION = "notification.toolkit.fluxcd.io/v1beta3"
+
+
+class FluxComponent(StrEnum):
+    """A Flux controller, named as ``flux install --components`` names it."""
+
+    SOURCE_CONTROLLER = "source-controller"
+    KUSTOMIZE_CONTROLLER = "kustomize-controller"
+    HELM_CONTROLLER = "helm-controller"
+    NOTIFICATION_CONTROLLER = "notification-controller"
+    IMAGE_REFLECTOR_CONTROLLER = "image-reflector-controller"
+    IMAGE_AUTOMATION_CONTROLLER = "image-automation-controller"
+    SOURCE_WATCHER = "source-watcher"
+
+
+DEFAULT_COMPONENTS: tuple[FluxComponent, ...] = (
+    FluxComponent.SOURCE_CONTROLLER,
+    FluxComponent.KUSTOMIZE_CONTROLLER,
+    FluxComponent.HELM_CONTROLLER,
+    FluxComponent.NOTIFICATION_CONTROLLER,
+)
+REQUIRED_COMPONENTS: tuple[FluxComponent, ...] = (
+    FluxComponent.SOURCE_CONTROLLER,
+    FluxComponent.KUSTOMIZE_CONTROLLER,
+)
+# The chart's values key for each controller.
+_CHART_KEYS: dict[FluxComponent, str] = {
+    FluxComponent.SOURCE_CONTROLLER: "sourceController",
+    FluxComponent.KUSTOMIZE_CONTROLLER: "kustomizeController",
+    FluxComponent.HELM_CONTROLLER: "helmController",
+    FluxComponent.NOTIFICATION_CONTROLLER: "notificationController",
+    FluxComponent.IMAGE_REFLECTOR_CONTROLLER: "imageReflectionController",
+    FluxComponent.IMAGE_AUTOMATION_CONTROLLER: "imageAutomationController",
+    FluxComponent.SOURCE_WATCHER: "sourceWatcher",
+}
+
+
+def image_automation_enabled(components: Sequence[FluxComponent]) -> bool:
+    """True when image automation runs, which is the only time Flux writes to git."""
+    return FluxComponent.IMAGE_AUTOMATION_CONTROLLER in components
+
+
+# -- 1. install ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InstallOptions:
+    """What to install: the chart version, the controllers, network policy and tolerations."""
+
+    namespace: str = FLUX_NAMESPACE
+    version: str = FLUX_CHART_VERSION
+    components: Sequence[FluxComponent] = DEFAULT_COMPONENTS
+    components_extra: Sequence[FluxComponent] = ()
+    network_policy: bool = True
+    tolerations: Sequence[Mapping[str, str]] = ()
+
+
+def install_values(options: InstallOptions) -> dict[str, Any]:
+    """The ``flux2`` chart values for ``options``: every controller is set on or off explicitly."""
+    selected = {*options.components, *options.components_extra}
+    values: dict[str, Any] = {
+        "installCRDs": True,
+        "policies": {"create": options.network_policy},
+    }
+    for component, key in _CHART_KEYS.items():
+        values[key] = {"create": component in selected}
+        if options.tolerations:
+            values[key]["tolerations"] = [dict(toleration) for toleration in options.tolerations]
+    return values
+
+
+def build_install(
+    name: str,
+    options: InstallOptions,
+    namespace: k8s.core.v1.Namespace,
+    provider: k8s.Provider,
+    parent: pulumi.Resource,
+) -> k8s.helm.v3.Release:
+    """The controllers, as a Helm release of the pinned chart."""
+    return k8s.helm.v3.Release(
+        f"{name}-controllers",
+        name=FLUX_RELEASE_NAME,
+        chart=FLUX_CHART,
+        version=options.version,
+        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=FLUX_CHART_REPOSITORY),
+        namespace=namespace.metadata.name,
+        create_namespace=False,
+        values=install_values(options),
+        cleanup_on_fail=True,
+        timeout=RELEASE_TIMEOUT_SECONDS,
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[namespace]),
+    )
+
+
+# -- 2. source secret ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceSecretOptions:
+    """The git-auth Secret: an SSH identity and the host keys to trust."""
+
+    private_key: pulumi.Input[str]
+    public_key: pulumi.Input[str]
+    known_hosts: pulumi.Input[str] = GITHUB_KNOWN_HOSTS
+    namespace: str = FLUX_NAMESPACE
+    name: str = FLUX_SECRET_NAME
+
+
+def source_secret_data(options: SourceSecretOptions) -> dict[str, pulumi.Input[str]]:
+    """The Secret's ``stringData``: ``identity``, ``identity.pub`` and ``known_hosts``."""
+    return {
+        IDENTITY_KEY: pulumi.Output.secret(options.private_key),
+        IDENTITY_PUB_KEY: options.public_key,
+        KNOWN_HOSTS_KEY: options.known_hosts,
+    }
+
+
+def build_source_secret(
+    name: str,
+    options: SourceSecretOptions,
+    namespace: k8s.core.v1.Namespace,
+    provider: k8s.Provider,
+    parent: pulumi.Resource,
+) -> k8s.core.v1.Secret:
+    """The git-auth Secret in the Flux namespace."""
+    return k8s.core.v1.Secret(
+        f"{name}-git-auth",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=options.name, namespace=namespace.metadata.name),
+        type="Opaque",
+        string_data=source_secret_data(options),
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[namespace]),
+    )
+
+
+# -- 3. sync -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    """The GitRepository and Kustomization that sync ``path`` of ``url`` at ``branch``."""
+
+    url: pulumi.Input[str]
+    path: str
+    branch: str = DEFAULT_BRANCH
+    namespace: str = FLUX_NAMESPACE
+    name: str = FLUX_SYNC_NAME
+    secret_name: str = FLUX_SECRET_NAME
+    git_interval: str = DEFAULT_GIT_INTERVAL
+    interval: str = DEFAULT_INTERVAL
+    retry_interval: str = DEFAULT_RETRY_INTERVAL
+    timeout: str = DEFAULT_TIMEOUT
+    decryption_secret: str | None = None
+    health_checks: Sequence[Mapping[str, str]] = ()
+
+
+def git_repository_manifest(options: SyncOptions) -> dict[str, Any]:
+    """The ``GitRepository`` object."""
+    return {
+        "apiVersion": GIT_REPOSITORY_API_VERSION,
+        "kind": "GitRepository",
+        "metadata": {"name": options.name, "namespace": options.namespace},
+        "spec": {
+            "url": options.url,
+            "ref": {"branch": options.branch},
+            "interval": options.git_interval,
+            "secretRef": {"name": options.secret_name},
+        },
+    }
+
+
+def kustomization_manifest(options: SyncOptions) -> dict[str, Any]:
+    """The ``Kustomization`` object: prune on, SOPS decryption and health checks when asked for."""
+    spec: dict[str, Any] = {
+        "interval": options.interval,
+        "retryInterval": options.retry_interval,
+        "timeout": options.timeout,
+        "path": f"./{options.path.strip('/')}",
+        "prune": True,
+        "sourceRef": {"kind": "GitRepository", "name": options.name},
+    }
+    if options.decryption_secret is not None:
+        spec["decryption"] = {"provider": "sops", "secretRef": {"name": options.decryption_secret}}
+    if options.health_checks:
+        spec["healthChecks"] = [dict(check) for check in options.health_checks]
+    return {
+        "apiVersion": KUSTOMIZATION_API_VERSION,
+        "kind": "Kustomization",
+        "metadata": {"name": options.name, "namespace": options.namespace},
+        "spec": spec,
+    }
+
+
+@dataclass(frozen=True)
+class SyncObjects:
+    """The two sync custom resources."""
+
+    git_repository: k8s.apiextensions.CustomResource
+    kustomization: k8s.apiextensions.CustomResource
+
+
+def _custom_resource(
+    resource_name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions
+) -> k8s.apiextensions.CustomResource:
+    return k8s.apiextensions.CustomResource(
+        resource_name,
+        api_version=manifest["apiVersion"],
+        kind=manifest["kind"],
+        metadata=manifest["metadata"],
+        spec=manifest["spec"],
+        opts=opts,
+    )
+
+
+def build_sync(
+    name: str,
+    options: SyncOptions,
+    controllers: k8s.helm.v3.Release,
+    secrets: Sequence[k8s.core.v1.Secret],
+    provider: k8s.Provider,
+    parent: pulumi.Resource,
+) -> SyncObjects:
+    """The GitRepository and Kustomization, after the controllers (their CRDs) and the Secrets they use."""
+    git_repository = _custom_resource(
+        f"{name}-git-repository",
+        git_repository_manifest(options),
+        pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[controllers, *secrets]),
+    )
+    kustomization = _custom_resource(
+        f"{name}-kustomization",
+        kustomization_manifest(options),
+        pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[controllers, git_repository]),
+    )
+    return SyncObjects(git_repository=git_repository, kustomization=kustomization)
+
+
+# -- notifications (optional) --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NotificationArgs:
+    """A notification Provider and an Alert on the sync objects' events (``error``: failures only)."""
+
+    provider_type: str
+    channel: str | None = None
+    address: str | None = None
+    secret_name: str | None = None
+    event_severity: str = "error"
+
+
+def build_notifications(
+    name: str,
+    args: NotificationArgs,
+    namespace: str,
+    controllers: k8s.helm.v3.Release,
+    provider: k8s.Provider,
+    parent: pulumi.Resource,
+) -> tuple[k8s.apiextensions.CustomResource, k8s.apiextensions.CustomResource]:
+    """The notification ``Provider`` and the ``Alert`` that uses it."""
+    provider_spec: dict[str, Any] = {"type": args.provider_type}
+    if args.channel is not None:
+        provider_spec["channel"] = args.channel
+    if args.address is not None:
+        provider_spec["address"] = args.address
+    if args.secret_name is not None:
+        provider_spec["secretRef"] = {"name": args.secret_name}
+    metadata = {"name": FLUX_SYNC_NAME, "namespace": namespace}
+    notifier = _custom_resource(
+        f"{name}-notification-provider",
+        {
+            "apiVersion": NOTIFICATION_API_VERSION,
+            "kind": "Provider",
+            "metadata": metadata,
+            "spec": provider_spec,
+        },
+        pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[controllers]),
+    )
+    alert = _custom_resource(
+        f"{name}-alert",
+        {
+            "apiVersion": NOTIFICATION_API_VERSION,
+            "kind": "Alert",
+            "metadata": metadata,
+            "spec": {
+                "providerRef": {"name": FLUX_SYNC_NAME},
+                "eventSeverity": args.event_severity,
+                "eventSources": [
+                    {"kind": "GitRepository", "name": "*"},
+                    {"kind": "Kustomization", "name": "*"},
+                ],
+            },
+        },
+        pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[controllers, notifier]),
+    )
+    return notifier, alert
+
+
+# -- the component -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FluxBootstrapArgs:
+    """Inputs of ``FluxBootstrap``. ``private_key`` is kept secret whatever is passed in."""
+
+    k8s_provider: k8s.Provider
+    repository_url: pulumi.Input[str]
+    path: str
+    private_key: pulumi.Input[str]
+    public_key: pulumi.Input[str]
+    known_hosts: pulumi.Input[str] = GITHUB_KNOWN_HOSTS
+    branch: str = DEFAULT_BRANCH
+    namespace: str = FLUX_NAMESPACE
+    version: str = FLUX_CHART_VERSION
+    components: Sequence[FluxComponent] = DEFAULT_COMPONENTS
+    components_extra: Sequence[FluxComponent] = ()
+    network_policy: bool = True
+    tolerations: Sequence[Mapping[str, str]] = ()
+    git_interval: str = DEFAULT_GIT_INTERVAL
+    interval: str = DEFAULT_INTERVAL
+    retry_interval: str = DEFAULT_RETRY_INTERVAL
+    timeout: str = DEFAULT_TIMEOUT
+    health_checks: Sequence[Mapping[str, str]] = ()
+    sops_age_key: pulumi.Input[str] | None = None
+    notifications: NotificationArgs | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        problems = Problems("FluxBootstrapArgs")
+        problems.check(isinstance(self.k8s_provider, k8s.Provider), "k8s_provider", "must be a k8s.Provider")
+        installed = [*self.components, *self.components_extra]
+        for component in installed:
+            problems.check(component in _CHART_KEYS, "components", f"unknown component {component!r}")
+        for required in REQUIRED_COMPONENTS:
+            problems.check(required in installed, "components", f"must include {required.value}")
+        problems.check(len(set(installed)) == len(installed), "components_extra", "repeats a component")
+        if is_known(self.repository_url):
+            problems.check(
+                str(self.repository_url).startswith("ssh://"), "repository_url", "must be an ssh:// URL"
+            )
+        problems.check(
+            bool(self.path) and ".." not in self.path.split("/"), "path", "must be a relative path"
+        )
+        if self.notifications is not None:
+            problems.check(
+                FluxComponent.NOTIFICATION_CONTROLLER in installed,
+                "notifications",
+                "needs notification-controller in components",
+            )
+        problems.raise_if_any()
+
+
+class FluxBootstrap(pulumi.ComponentResource):
+    """Flux on a cluster, syncing the fleet repository: see the module docstring."""
+
+    namespace: pulumi.Output[str]
+    repository_url: pulumi.Output[str]
+    namespace_resource: k8s.core.v1.Namespace
+    controllers: k8s.helm.v3.Release
+    source_secret: k8s.core.v1.Secret
+    sops_secret: k8s.core.v1.Secret | None
+    sync: SyncObjects
+    notifications: tuple[k8s.apiextensions.CustomResource, k8s.apiextensions.CustomResource] | None
+
+    def __init__(
+        self, name: str, args: FluxBootstrapArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        provider = args.k8s_provider
+        self.namespace_resource = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=args.namespace, labels={"app.kubernetes.io/part-of": "flux", **args.labels}
+            ),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
+        self.controllers = build_install(
+            name,
+            InstallOptions(
+                namespace=args.namespace,
+                version=args.version,
+                components=args.components,
+                components_extra=args.components_extra,
+                network_policy=args.network_policy,
+                tolerations=args.tolerations,
+            ),
+            self.namespace_resource,
+            provider,
+            self,
+        )
+        self.source_secret = build_source_secret(
+            name,
+            SourceSecretOptions(
+                private_key=args.private_key,
+                public_key=args.public_key,
+                known_hosts=args.known_hosts,
+                namespace=args.namespace,
+            ),
+            self.namespace_resource,
+            provider,
+            self,
+        )
+        secrets = [self.source_secret]
+        self.sops_secret = None
+        if args.sops_age_key is not None:
+            self.sops_secret = k8s.core.v1.Secret(
+                f"{name}-sops-age",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=SOPS_SECRET_NAME, namespace=args.namespace),
+                type="Opaque",
+                string_data={SOPS_AGE_KEY: pulumi.Output.secret(args.sops_age_key)},
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=provider, depends_on=[self.namespace_resource]
+                ),
+            )
+            secrets.append(self.sops_secret)
+        self.sync = build_sync(
+            name,
+            SyncOptions(
+                url=args.repository_url,
+                path=args.path,
+                branch=args.branch,
+                namespace=args.namespace,
+                git_interval=args.git_interval,
+                interval=args.interval,
+                retry_interval=args.retry_interval,
+                timeout=args.timeout,
+                decryption_secret=SOPS_SECRET_NAME if self.sops_secret is not None else None,
+                health_checks=args.health_checks,
+            ),
+            self.controllers,
+            secrets,
+            provider,
+            self,
+        )
+        self.notifications = (
+            build_notifications(name, args.notifications, args.namespace, self.controllers, provider, self)
+            if args.notifications is not None
+            else None
+        )
+        self.namespace = self.namespace_resource.metadata.apply(lambda metadata: str(metadata.name))
+        self.repository_url = pulumi.Output.from_input(args.repository_url)
+        self.register_outputs(
+            {
+                "namespace": self.namespace,
+                "repositoryUrl": self.repository_url,
+                "chartVersion": args.version,
+            }
+        )

@@ -1,0 +1,580 @@
+"""The stack config: frozen pydantic models, and how they are loaded.
+
+The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in camelCase keys::
+
+    gitops-infra:environment   Environment      (the contract written into the ``environment`` ConfigMap)
+    gitops-infra:cluster       ClusterConfig    (EKS: version, network, endpoint access, node groups)
+    gitops-infra:git           GitConfig        (the fleet repository and its deploy key)
+    gitops-infra:flux          FluxConfig       (controllers, sync settings, SOPS, notifications)
+    gitops-infra:tags          Mapping[str, str] (AWS tags on everything that takes them)
+    gitops-infra:githubToken   secret, optional (else the GitHub provider reads GITHUB_TOKEN)
+    gitops-infra:sopsAgeKey    secret, required when ``flux.sops`` is true
+
+``load_config`` validates a plain mapping (what ``Pulumi.<stack>.yaml`` holds under ``config:``);
+``load_stack_config`` reads the same keys from ``pulumi.Config`` inside a running program. Both gather
+*every* problem into one ``ConfigError`` whose lines name the full key path, for example
+``gitops-infra:cluster.nodeGroups[0].maxSize: must be >= minSize``. Secret values never reach a model, a
+``repr`` or an error message: they are carried as ``pulumi.Output`` secrets in ``StackSecrets``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+import pulumi
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from gitops_infra.components.deploy_key import KeyAlgorithm
+from gitops_infra.components.eks_cluster import (
+    ALL_LOG_TYPES,
+    DEFAULT_AMI_TYPE,
+    DEFAULT_DISK_SIZE_GIB,
+    CapacityType,
+    EndpointAccess,
+    LogType,
+    NatGateways,
+    TaintEffect,
+)
+from gitops_infra.components.environment import DNS_LABEL_PATTERN, Environment
+from gitops_infra.components.environment import DOMAIN_PATTERN as ENVIRONMENT_DOMAIN_PATTERN
+from gitops_infra.components.flux import (
+    DEFAULT_BRANCH,
+    DEFAULT_COMPONENTS,
+    DEFAULT_GIT_INTERVAL,
+    DEFAULT_INTERVAL,
+    DEFAULT_RETRY_INTERVAL,
+    DEFAULT_TIMEOUT,
+    FLUX_CHART_VERSION,
+    FLUX_NAMESPACE,
+    REQUIRED_COMPONENTS,
+    FluxComponent,
+    image_automation_enabled,
+)
+from gitops_infra.errors import ConfigError
+
+__all__ = [
+    "PROJECT",
+    "ClusterConfig",
+    "DeployKeyConfig",
+    "EndpointConfig",
+    "ExistingVpcConfig",
+    "FluxConfig",
+    "GitConfig",
+    "HealthCheckConfig",
+    "NetworkConfig",
+    "NewVpcConfig",
+    "NodeGroupConfig",
+    "NotificationsConfig",
+    "StackConfig",
+    "StackSecrets",
+    "TaintConfig",
+    "TolerationConfig",
+    "load_config",
+    "load_stack_config",
+]
+
+PROJECT = "gitops-infra"
+"""The config namespace: keys are ``gitops-infra:<key>``."""
+
+SECTIONS = ("environment", "cluster", "git", "flux", "tags")
+OPTIONAL_SECTIONS = ("flux", "tags")
+_UNREADABLE = object()
+GITHUB_TOKEN_KEY = "githubToken"
+SOPS_AGE_KEY_KEY = "sopsAgeKey"
+SECRET_KEYS = (GITHUB_TOKEN_KEY, SOPS_AGE_KEY_KEY)
+
+_DNS_LABEL = DNS_LABEL_PATTERN
+_DURATION = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
+_IAM_PRINCIPAL = r"^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]+$"
+_AZ = r"^[a-z]{2}(-[a-z]+)+-[0-9][a-z]$"
+_SEMVER = r"^[0-9]+\.[0-9]+\.[0-9]+$"
+
+_VPC_ID = r"^vpc-[0-9a-f]{8,17}$"
+_SUBNET_ID = r"^subnet-[0-9a-f]{8,17}$"
+_K8S_VERSION = r"^1\.[0-9]{2}$"
+_GITHUB_OWNER = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,38})$"
+_REPOSITORY = r"^[A-Za-z0-9_.-]{1,100}$"
+_CLUSTER_NAME = r"^[a-zA-Z][a-zA-Z0-9-]{0,99}$"
+# What each pattern means, so an error says "must be ..." rather than quoting a regex.
+_PATTERN_HINTS = {
+    _DNS_LABEL: "must be a DNS label (lowercase letters, digits and '-', at most 63 characters)",
+    _DURATION: "must be a Go duration such as 30s, 5m or 1h",
+    _IAM_PRINCIPAL: "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)",
+    _AZ: "must be an availability zone such as eu-west-1a",
+    _SEMVER: f"must be a version such as {FLUX_CHART_VERSION}",
+    _VPC_ID: "must be a VPC ID (vpc-...)",
+    _SUBNET_ID: "must be a subnet ID (subnet-...)",
+    _K8S_VERSION: "must be a Kubernetes minor version such as 1.33",
+    _GITHUB_OWNER: "must be a GitHub user or organization name",
+    _REPOSITORY: "must be a repository name (not owner/name)",
+    _CLUSTER_NAME: "must start with a letter and hold only letters, digits and '-' (at most 100)",
+    ENVIRONMENT_DOMAIN_PATTERN: "must be a lowercase DNS domain such as dev.example.com",
+}
+
+DnsLabel = Annotated[str, Field(pattern=_DNS_LABEL)]
+Duration = Annotated[str, Field(pattern=_DURATION)]
+
+
+class _Model(BaseModel):
+    """Frozen, camelCase, and strict about unknown keys (a typo is a problem, not a silent default)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+def _cidr(value: str) -> str:
+    try:
+        return str(ipaddress.IPv4Network(value, strict=True))
+    except ValueError as exc:
+        raise ValueError(f"not an IPv4 CIDR block ({exc})") from None
+
+
+# -- cluster -------------------------------------------------------------------------------------------
+
+
+class TaintConfig(_Model):
+    """A Kubernetes taint on the nodes of a group."""
+
+    key: Annotated[str, Field(min_length=1, max_length=63)]
+    value: Annotated[str, Field(max_length=63)] = ""
+    effect: TaintEffect
+
+
+class NodeGroupConfig(_Model):
+    """One EKS managed node group."""
+
+    name: DnsLabel
+    instance_types: Annotated[tuple[str, ...], Field(min_length=1)]
+    min_size: Annotated[int, Field(ge=0, le=450)]
+    max_size: Annotated[int, Field(le=450)]
+    desired_size: int | None = None
+    disk_size: Annotated[int, Field(ge=20, le=16384)] = DEFAULT_DISK_SIZE_GIB
+    capacity_type: CapacityType = CapacityType.ON_DEMAND
+    ami_type: str = DEFAULT_AMI_TYPE
+    labels: Mapping[str, str] = Field(default_factory=dict)
+    taints: tuple[TaintConfig, ...] = ()
+
+    @field_validator("max_size")
+    @classmethod
+    def _max_at_least_min(cls, value: int, info: ValidationInfo) -> int:
+        minimum = info.data.get("min_size")
+        if minimum is not None and value < minimum:
+            raise ValueError("must be >= minSize")
+        if value < 1:
+            raise ValueError("must be >= 1")
+        return value
+
+    @field_validator("desired_size")
+    @classmethod
+    def _desired_in_range(cls, value: int | None, info: ValidationInfo) -> int | None:
+        low, high = info.data.get("min_size"), info.data.get("max_size")
+        if value is not None and low is not None and high is not None and not low <= value <= high:
+            raise ValueError("must be between minSize and maxSize")
+        return value
+
+    @property
+    def desired(self) -> int:
+        """The desired size: ``desiredSize`` if set, else ``minSize`` (but at least one node)."""
+        return self.desired_size if self.desired_size is not None else max(self.min_size, 1)
+
+
+class NewVpcConfig(_Model):
+    """A dedicated VPC the cluster builds: a public and a private subnet per availability zone."""
+
+    cidr: str
+    availability_zones: tuple[Annotated[str, Field(pattern=_AZ)], ...]
+    nat_gateways: NatGateways = NatGateways.SINGLE
+
+    @field_validator("cidr")
+    @classmethod
+    def _valid_cidr(cls, value: str) -> str:
+        network = ipaddress.IPv4Network(_cidr(value))
+        if network.prefixlen > 20:
+            raise ValueError("must be /20 or larger, to fit a /24 public and private subnet per zone")
+        return str(network)
+
+    @field_validator("availability_zones")
+    @classmethod
+    def _unique_zones(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # Length checks live here, not in Field(): pydantic would report them again after an item fails.
+        if not 2 <= len(value) <= 6:
+            raise ValueError("needs 2 to 6 zones")
+        if len(set(value)) != len(value):
+            raise ValueError("must not repeat a zone")
+        return value
+
+
+class ExistingVpcConfig(_Model):
+    """An existing VPC and its subnets."""
+
+    vpc_id: Annotated[str, Field(pattern=_VPC_ID)]
+    public_subnet_ids: tuple[Annotated[str, Field(pattern=_SUBNET_ID)], ...] = ()
+    private_subnet_ids: tuple[Annotated[str, Field(pattern=_SUBNET_ID)], ...]
+
+    @field_validator("private_subnet_ids")
+    @classmethod
+    def _two_zones(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(value) < 2:
+            raise ValueError("needs subnets in at least two zones")
+        return value
+
+
+class NetworkConfig(_Model):
+    """Exactly one of ``vpc`` (build one) or ``existingVpc`` (use one)."""
+
+    vpc: NewVpcConfig | None = None
+    existing_vpc: ExistingVpcConfig | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> NetworkConfig:
+        if (self.vpc is None) == (self.existing_vpc is None):
+            raise ValueError("set exactly one of vpc or existingVpc")
+        return self
+
+
+class EndpointConfig(_Model):
+    """Who reaches the Kubernetes API.
+
+    ``public-and-private``: ``allowedCidrs`` restrict the public endpoint. ``private``: the public endpoint
+    is off and ``allowedCidrs`` (a VPN, a peered network) may reach the private one on port 443.
+    """
+
+    access: EndpointAccess = EndpointAccess.PUBLIC_AND_PRIVATE
+    allowed_cidrs: tuple[str, ...] = ()
+
+    @field_validator("allowed_cidrs")
+    @classmethod
+    def _valid_cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_cidr(cidr) for cidr in value)
+
+
+class ClusterConfig(_Model):
+    """The EKS cluster."""
+
+    name: Annotated[str, Field(pattern=_CLUSTER_NAME)] | None = None
+    kubernetes_version: Annotated[str, Field(pattern=_K8S_VERSION)]
+    admins: tuple[Annotated[str, Field(pattern=_IAM_PRINCIPAL)], ...] = ()
+    log_types: tuple[LogType, ...] = ALL_LOG_TYPES
+    endpoint: EndpointConfig = EndpointConfig()
+    network: NetworkConfig
+    node_groups: tuple[NodeGroupConfig, ...]
+
+    @field_validator("node_groups")
+    @classmethod
+    def _unique_names(cls, value: tuple[NodeGroupConfig, ...]) -> tuple[NodeGroupConfig, ...]:
+        if not value:
+            raise ValueError("needs at least one node group")
+        names = [group.name for group in value]
+        if len(set(names)) != len(names):
+            raise ValueError("node group names must be unique")
+        return value
+
+
+# -- git -----------------------------------------------------------------------------------------------
+
+
+class DeployKeyConfig(_Model):
+    """The fleet repository's deploy key. Change ``rotation`` (any new string) to rotate it."""
+
+    algorithm: KeyAlgorithm = KeyAlgorithm.ECDSA_P384
+    rotation: Annotated[str, Field(max_length=64)] = ""
+
+
+class GitConfig(_Model):
+    """The fleet repository Flux syncs from."""
+
+    owner: Annotated[str, Field(pattern=_GITHUB_OWNER)]
+    repository: Annotated[str, Field(pattern=_REPOSITORY)]
+    branch: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[^\s~^:?*\[\\]+$")] = DEFAULT_BRANCH
+    path: str | None = None
+    deploy_key: DeployKeyConfig = DeployKeyConfig()
+
+    @field_validator("path")
+    @classmethod
+    def _relative_path(cls, value: str | None) -> str | None:
+        if value is not None and (
+            not value or value.startswith("/") or ".." in value.split("/") or re.search(r"\s", value)
+        ):
+            raise ValueError("must be a relative path inside the repository, without '..'")
+        return value
+
+    @property
+    def ssh_url(self) -> str:
+        """The URL Flux clones, in the ``ssh://`` form Flux's bootstrap writes."""
+        return f"ssh://git@github.com/{self.owner}/{self.repository}"
+
+    def sync_path(self, environment: str) -> str:
+        """The path Flux syncs: ``path`` if set, else ``clusters/<environment>``."""
+        return self.path if self.path is not None else f"clusters/{environment}"
+
+
+# -- flux ----------------------------------------------------------------------------------------------
+
+
+class TolerationConfig(_Model):
+    """A toleration added to every Flux controller."""
+
+    key: str | None = None
+    operator: Literal["Exists", "Equal"] = "Equal"
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+
+class HealthCheckConfig(_Model):
+    """An object the Kustomization waits for before it reports ready."""
+
+    api_version: Annotated[str, Field(min_length=1)]
+    kind: Annotated[str, Field(min_length=1)]
+    name: DnsLabel
+    namespace: DnsLabel
+
+
+class NotificationsConfig(_Model):
+    """An Alert on sync failure, sent through a notification Provider."""
+
+    provider_type: Literal["slack", "msteams", "discord", "googlechat", "github", "generic", "generic-hmac"]
+    channel: str | None = None
+    address: str | None = None
+    secret_name: DnsLabel | None = None
+    event_severity: Literal["info", "error"] = "error"
+
+
+class FluxConfig(_Model):
+    """Flux: the controllers to install and how the fleet repository is synced."""
+
+    version: Annotated[str, Field(pattern=_SEMVER)] = FLUX_CHART_VERSION
+    namespace: DnsLabel = FLUX_NAMESPACE
+    components: tuple[FluxComponent, ...] = DEFAULT_COMPONENTS
+    components_extra: tuple[FluxComponent, ...] = ()
+    network_policy: bool = True
+    tolerations: tuple[TolerationConfig, ...] = ()
+    git_interval: Duration = DEFAULT_GIT_INTERVAL
+    interval: Duration = DEFAULT_INTERVAL
+    retry_interval: Duration = DEFAULT_RETRY_INTERVAL
+    timeout: Duration = DEFAULT_TIMEOUT
+    sops: bool = False
+    health_checks: tuple[HealthCheckConfig, ...] = ()
+    notifications: NotificationsConfig | None = None
+
+    @field_validator("components")
+    @classmethod
+    def _required_components(cls, value: tuple[FluxComponent, ...]) -> tuple[FluxComponent, ...]:
+        missing = [c.value for c in REQUIRED_COMPONENTS if c not in value]
+        if missing:
+            raise ValueError(f"must include {', '.join(missing)} (the sync needs them)")
+        return value
+
+    @field_validator("components_extra")
+    @classmethod
+    def _no_overlap(cls, value: tuple[FluxComponent, ...], info: ValidationInfo) -> tuple[FluxComponent, ...]:
+        overlap = sorted(c.value for c in set(value) & set(info.data.get("components", ())))
+        if overlap:
+            raise ValueError(f"repeats {', '.join(overlap)} from components")
+        return value
+
+    @field_validator("notifications")
+    @classmethod
+    def _needs_notification_controller(
+        cls, value: NotificationsConfig | None, info: ValidationInfo
+    ) -> NotificationsConfig | None:
+        installed = (*info.data.get("components", ()), *info.data.get("components_extra", ()))
+        if value is not None and FluxComponent.NOTIFICATION_CONTROLLER not in installed:
+            raise ValueError("need notification-controller in components")
+        return value
+
+    @property
+    def image_automation(self) -> bool:
+        """True when Flux writes to git (image automation), so its deploy key must be read-write."""
+        return image_automation_enabled((*self.components, *self.components_extra))
+
+
+# -- the whole stack -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StackSecrets:
+    """The secret config values, always as ``pulumi.Output`` secrets (and never shown by ``repr``)."""
+
+    github_token: pulumi.Output[str] | None = field(default=None, repr=False)
+    sops_age_key: pulumi.Output[str] | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """A validated stack config."""
+
+    stack: str
+    environment: Environment
+    cluster: ClusterConfig
+    git: GitConfig
+    flux: FluxConfig
+    tags: Mapping[str, str]
+    secrets: StackSecrets = StackSecrets()
+
+
+_SECTION_MODELS: dict[str, type[BaseModel]] = {
+    "environment": Environment,
+    "cluster": ClusterConfig,
+    "git": GitConfig,
+    "flux": FluxConfig,
+}
+
+
+def _key_path(section: str, loc: Sequence[int | str]) -> str:
+    path = f"{PROJECT}:{section}"
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def _message(error: Mapping[str, Any]) -> str:
+    # pydantic prefixes our own ValueErrors; the input value is deliberately never echoed.
+    msg = str(error["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    if error["type"] == "missing":
+        return "required"
+    if error["type"] == "extra_forbidden":
+        return "unknown key"
+    if error["type"] == "string_pattern_mismatch":
+        return _PATTERN_HINTS.get(str(error.get("ctx", {}).get("pattern")), msg)
+    return msg
+
+
+def _validate_section(section: str, value: Any, problems: list[str]) -> Any:
+    if section == "tags":
+        if value is _UNREADABLE:
+            return {}
+        return _validate_tags(value, problems)
+    model = _SECTION_MODELS[section]
+    if value is _UNREADABLE:
+        return None  # already reported
+    if value is None and section in OPTIONAL_SECTIONS:
+        value = {}
+    if value is None:
+        problems.append(f"{PROJECT}:{section}: required")
+        return None
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        for error in exc.errors():
+            # A union member's name (e.g. 'str' in `str | None`) is noise in a key path.
+            loc = [part for part in error["loc"] if not (isinstance(part, str) and "[" in part)]
+            problems.append(f"{_key_path(section, loc)}: {_message(error)}")
+        return None
+
+
+def _validate_tags(value: Any, problems: list[str]) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        problems.append(f"{PROJECT}:tags: must be a mapping of tag names to strings")
+        return {}
+    tags: dict[str, str] = {}
+    for key, tag in value.items():
+        where = f"{PROJECT}:tags.{key}"
+        if not isinstance(key, str) or not 1 <= len(key) <= 128 or key.startswith("aws:"):
+            problems.append(f"{where}: tag names are 1-128 characters and may not start with 'aws:'")
+        elif not isinstance(tag, str) or len(tag) > 256:
+            problems.append(f"{where}: must be a string of at most 256 characters")
+        else:
+            tags[key] = tag
+    return tags
+
+
+def _secret(raw: Any) -> pulumi.Output[str] | None:
+    if raw is None:
+        return None
+    if isinstance(raw, pulumi.Output):
+        return pulumi.Output.secret(raw)
+    if isinstance(raw, Mapping) and "secure" in raw:
+        # Ciphertext straight from Pulumi.<stack>.yaml: only the engine can decrypt it. Offline callers
+        # (the plan) still see that the value is set, and that it is secret.
+        return pulumi.Output.secret("[secure]")
+    return pulumi.Output.secret(str(raw))
+
+
+def load_config(
+    raw: Mapping[str, Any],
+    *,
+    stack: str,
+    secrets: StackSecrets | None = None,
+) -> StackConfig:
+    """Validate a stack config given as a mapping, and return it typed.
+
+    ``raw`` is what ``Pulumi.<stack>.yaml`` holds under ``config:``: keys may carry the ``gitops-infra:``
+    prefix or not; keys of other namespaces (``aws:region``) are ignored. Secret keys (``githubToken``,
+    ``sopsAgeKey``) may be plain strings, ``pulumi.Output``s or ``{"secure": ...}`` ciphertext; they become
+    ``pulumi.Output`` secrets. ``secrets``, when given, takes precedence over them.
+
+    Raises ``ConfigError`` listing every problem by its key path.
+    """
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        namespace, sep, bare = str(key).rpartition(":")
+        if sep and namespace != PROJECT:
+            continue
+        if bare not in SECTIONS and bare not in SECRET_KEYS:
+            problems.append(f"{PROJECT}:{bare}: unknown key")
+            continue
+        values[bare] = value
+
+    if secrets is None:
+        secrets = StackSecrets(
+            github_token=_secret(values.get(GITHUB_TOKEN_KEY)),
+            sops_age_key=_secret(values.get(SOPS_AGE_KEY_KEY)),
+        )
+    return _build(values, stack=stack, secrets=secrets, problems=problems)
+
+
+def _build(
+    values: Mapping[str, Any], *, stack: str, secrets: StackSecrets, problems: list[str]
+) -> StackConfig:
+    sections = {section: _validate_section(section, values.get(section), problems) for section in SECTIONS}
+    flux: FluxConfig | None = sections["flux"]
+    if flux is not None and flux.sops and secrets.sops_age_key is None:
+        problems.append(
+            f"{PROJECT}:flux.sops: needs the secret {PROJECT}:{SOPS_AGE_KEY_KEY} "
+            f"(pulumi config set --secret {SOPS_AGE_KEY_KEY} ...)"
+        )
+    if problems:
+        raise ConfigError(problems, stack=stack)
+    return StackConfig(stack=stack, secrets=secrets, **sections)
+
+
+def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
+    """Read and validate the running stack's config (``pulumi.Config("gitops-infra")``).
+
+    Raises ``ConfigError`` listing every problem by its key path.
+    """
+    config = config if config is not None else pulumi.Config(PROJECT)
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    for section in SECTIONS:
+        raw = config.get(section)
+        if raw is None:
+            continue
+        try:
+            values[section] = json.loads(raw)
+        except json.JSONDecodeError:
+            problems.append(f"{PROJECT}:{section}: must be a structured value (a YAML mapping)")
+            values[section] = _UNREADABLE
+    secrets = StackSecrets(
+        github_token=config.get_secret(GITHUB_TOKEN_KEY),
+        sops_age_key=config.get_secret(SOPS_AGE_KEY_KEY),
+    )
+    return _build(values, stack=pulumi.get_stack(), secrets=secrets, problems=problems)

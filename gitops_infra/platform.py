@@ -1,0 +1,173 @@
+"""Compose the components from a validated config: cluster → deploy key → Flux → environment.
+
+dev and prod differ only in their config; this module has no per-environment branches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_github as github
+
+from gitops_infra.components.deploy_key import DeployKey, DeployKeyArgs
+from gitops_infra.components.eks_cluster import (
+    EksCluster,
+    EksClusterArgs,
+    ExistingVpcArgs,
+    NewVpcArgs,
+    NodeGroupArgs,
+)
+from gitops_infra.components.environment import EnvironmentConfig, EnvironmentConfigArgs
+from gitops_infra.components.flux import FluxBootstrap, FluxBootstrapArgs, NotificationArgs
+from gitops_infra.config import ClusterConfig, FluxConfig, StackConfig
+
+__all__ = ["Platform", "build_platform", "platform_name"]
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What ``build_platform`` made: the components, and the GitHub provider the deploy key uses."""
+
+    config: StackConfig
+    github_provider: github.Provider
+    cluster: EksCluster
+    deploy_key: DeployKey
+    flux: FluxBootstrap
+    environment: EnvironmentConfig
+
+    def outputs(self) -> dict[str, pulumi.Input[object]]:
+        """The stack outputs, by their exported names (the kubeconfig stays secret)."""
+        return {
+            "clusterName": self.cluster.cluster_name,
+            "kubeconfig": self.cluster.kubeconfig,
+            "oidcProviderArn": self.cluster.oidc_provider_arn,
+            "deployKeyPublicKey": self.deploy_key.public_key,
+            "fluxNamespace": self.flux.namespace,
+            "gitRepositoryUrl": self.flux.repository_url,
+            "environment": self.environment.environment,
+        }
+
+
+def platform_name(config: StackConfig) -> str:
+    """The prefix of every component name: ``cluster.name``, else ``gitops-<environment>``."""
+    return config.cluster.name or f"gitops-{config.environment.name}"
+
+
+def _cluster_args(cluster: ClusterConfig, tags: dict[str, str]) -> EksClusterArgs:
+    network: NewVpcArgs | ExistingVpcArgs
+    if cluster.network.vpc is not None:
+        network = NewVpcArgs(
+            cidr=cluster.network.vpc.cidr,
+            availability_zones=cluster.network.vpc.availability_zones,
+            nat_gateways=cluster.network.vpc.nat_gateways,
+        )
+    else:
+        existing = cluster.network.existing_vpc
+        assert existing is not None  # NetworkConfig guarantees exactly one
+        network = ExistingVpcArgs(
+            vpc_id=existing.vpc_id,
+            private_subnet_ids=existing.private_subnet_ids,
+            public_subnet_ids=existing.public_subnet_ids,
+        )
+    return EksClusterArgs(
+        cluster_name=cluster.name,
+        kubernetes_version=cluster.kubernetes_version,
+        network=network,
+        node_groups=[
+            NodeGroupArgs(
+                name=group.name,
+                instance_types=group.instance_types,
+                min_size=group.min_size,
+                max_size=group.max_size,
+                desired_size=group.desired,
+                disk_size=group.disk_size,
+                capacity_type=group.capacity_type,
+                ami_type=group.ami_type,
+                labels=dict(group.labels),
+                taints=[(taint.key, taint.value, taint.effect) for taint in group.taints],
+            )
+            for group in cluster.node_groups
+        ],
+        endpoint_access=cluster.endpoint.access,
+        allowed_cidrs=cluster.endpoint.allowed_cidrs,
+        admin_principal_arns=cluster.admins,
+        log_types=cluster.log_types,
+        tags=tags,
+    )
+
+
+def _notifications(flux: FluxConfig) -> NotificationArgs | None:
+    if flux.notifications is None:
+        return None
+    return NotificationArgs(
+        provider_type=flux.notifications.provider_type,
+        channel=flux.notifications.channel,
+        address=flux.notifications.address,
+        secret_name=flux.notifications.secret_name,
+        event_severity=flux.notifications.event_severity,
+    )
+
+
+def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> Platform:
+    """Build the whole platform for ``config``; ``opts`` apply to every top-level component."""
+    name = platform_name(config)
+    env = config.environment
+    tags = {"gitops-infra/environment": env.name, **config.tags}
+    base = opts or pulumi.ResourceOptions()
+
+    cluster = EksCluster(name, _cluster_args(config.cluster, tags), opts=base)
+
+    github_provider = github.Provider(
+        f"{name}-github", owner=config.git.owner, token=config.secrets.github_token, opts=base
+    )
+    deploy_key = DeployKey(
+        f"{name}-fleet",
+        DeployKeyArgs(
+            repository=config.git.repository,
+            read_only=not config.flux.image_automation,
+            algorithm=config.git.deploy_key.algorithm,
+            title=f"flux-{name}",
+            rotation=config.git.deploy_key.rotation,
+        ),
+        opts=pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(providers=[github_provider])),
+    )
+    flux = FluxBootstrap(
+        f"{name}-flux",
+        FluxBootstrapArgs(
+            k8s_provider=cluster.provider,
+            repository_url=config.git.ssh_url,
+            branch=config.git.branch,
+            path=config.git.sync_path(env.name),
+            private_key=deploy_key.private_key,
+            public_key=deploy_key.public_key,
+            known_hosts=deploy_key.known_hosts,
+            namespace=config.flux.namespace,
+            version=config.flux.version,
+            components=config.flux.components,
+            components_extra=config.flux.components_extra,
+            network_policy=config.flux.network_policy,
+            tolerations=[t.model_dump(by_alias=True, exclude_none=True) for t in config.flux.tolerations],
+            git_interval=config.flux.git_interval,
+            interval=config.flux.interval,
+            retry_interval=config.flux.retry_interval,
+            timeout=config.flux.timeout,
+            health_checks=[c.model_dump(by_alias=True) for c in config.flux.health_checks],
+            sops_age_key=config.secrets.sops_age_key if config.flux.sops else None,
+            notifications=_notifications(config.flux),
+        ),
+        opts=base,
+    )
+    environment = EnvironmentConfig(
+        f"{name}-environment",
+        EnvironmentConfigArgs(environment=env, k8s_provider=cluster.provider),
+        opts=base,
+    )
+    return Platform(
+        config=config,
+        github_provider=github_provider,
+        cluster=cluster,
+        deploy_key=deploy_key,
+        flux=flux,
+        environment=environment,
+    )

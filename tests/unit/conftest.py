@@ -1,0 +1,40 @@
+"""Shared fixtures: the committed stack configs, and a small valid config to break in tests."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SOPS_TEST_KEY = "AGE-SECRET-KEY-1TESTONLYNOTAREALKEY"
+GITHUB_TEST_TOKEN = "ghp_testonly_not_a_real_token"
+
+
+def stack_config(stack: str) -> dict[str, Any]:
+    """``config:`` of ``Pulumi.<stack>.yaml``, plus the secrets a user would set with ``--secret``."""
+    raw: dict[str, Any] = yaml.safe_load((REPO_ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+    raw["gitops-infra:githubToken"] = GITHUB_TEST_TOKEN
+    raw["gitops-infra:sopsAgeKey"] = SOPS_TEST_KEY
+    return raw
+
+
+MINIMAL: dict[str, Any] = {
+    "environment": {"name": "test", "baseDomain": "test.example.com", "serviceNamespace": "apps"},
+    "cluster": {
+        "kubernetesVersion": "1.33",
+        "network": {"vpc": {"cidr": "10.0.0.0/16", "availabilityZones": ["eu-west-1a", "eu-west-1b"]}},
+        "nodeGroups": [{"name": "system", "instanceTypes": ["t3.large"], "minSize": 2, "maxSize": 3}],
+    },
+    "git": {"owner": "acme", "repository": "fleet"},
+    "flux": {},
+}
+
+
+@pytest.fixture
+def minimal() -> dict[str, Any]:
+    """A deep copy of a minimal valid config, with bare (unprefixed) keys."""
+    return copy.deepcopy(MINIMAL)

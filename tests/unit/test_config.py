@@ -1,0 +1,286 @@
+"""Config validation: valid stacks load, and every malformed config names its key path."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pytest
+
+from gitops_infra.components.deploy_key import KeyAlgorithm
+from gitops_infra.components.eks_cluster import ALL_LOG_TYPES, EndpointAccess, NatGateways
+from gitops_infra.components.flux import DEFAULT_COMPONENTS, FLUX_CHART_VERSION, FLUX_NAMESPACE, FluxComponent
+from gitops_infra.config import load_config, load_stack_config
+from gitops_infra.errors import ConfigError
+
+from .conftest import GITHUB_TEST_TOKEN, SOPS_TEST_KEY, stack_config
+from .harness import run
+
+
+def problems_of(raw: dict[str, Any]) -> tuple[str, ...]:
+    with pytest.raises(ConfigError) as info:
+        load_config(raw, stack="test")
+    return info.value.problems
+
+
+def test_dev_config_loads_with_its_values() -> None:
+    config = load_config(stack_config("dev"), stack="dev")
+    assert config.environment.name == "dev"
+    assert config.cluster.network.vpc is not None
+    assert config.cluster.network.vpc.nat_gateways is NatGateways.SINGLE
+    assert config.cluster.endpoint.access is EndpointAccess.PUBLIC_AND_PRIVATE
+    assert [g.name for g in config.cluster.node_groups] == ["system"]
+    assert config.cluster.node_groups[0].desired == 2
+    assert config.git.ssh_url == "ssh://git@github.com/example-org/fleet"
+    assert config.git.sync_path("dev") == "clusters/dev"
+    assert config.flux.image_automation is False
+    assert config.tags == {"team": "platform", "cost-center": "4200"}
+
+
+def test_prod_config_loads_with_its_values() -> None:
+    config = load_config(stack_config("prod"), stack="prod")
+    assert config.cluster.network.vpc is not None
+    assert config.cluster.network.vpc.nat_gateways is NatGateways.ONE_PER_AZ
+    assert config.cluster.endpoint.access is EndpointAccess.PRIVATE
+    assert config.cluster.endpoint.allowed_cidrs == ("10.100.0.0/16",)
+    assert config.flux.image_automation is True
+    assert config.flux.sops is True
+    assert config.flux.notifications is not None
+    assert config.flux.notifications.provider_type == "slack"
+
+
+def test_defaults_are_the_named_constants(minimal: dict[str, Any]) -> None:
+    config = load_config(minimal, stack="test")
+    assert config.flux.namespace == FLUX_NAMESPACE
+    assert config.flux.version == FLUX_CHART_VERSION
+    assert config.flux.components == DEFAULT_COMPONENTS
+    assert config.git.deploy_key.algorithm is KeyAlgorithm.ECDSA_P384
+    assert config.git.branch == "main"
+    assert config.cluster.log_types == ALL_LOG_TYPES
+    assert config.cluster.node_groups[0].desired == 2  # min_size when desiredSize is not set
+    assert config.environment.ingress_enabled is True
+    assert config.tags == {}
+
+
+def test_models_are_frozen(minimal: dict[str, Any]) -> None:
+    config = load_config(minimal, stack="test")
+    with pytest.raises(ValueError, match="frozen"):
+        config.git.branch = "other"  # type: ignore[misc]
+
+
+def test_prefixed_and_bare_keys_are_the_same_and_other_namespaces_are_ignored(
+    minimal: dict[str, Any],
+) -> None:
+    prefixed = {f"gitops-infra:{key}": value for key, value in minimal.items()}
+    prefixed["aws:region"] = "eu-west-1"
+    assert load_config(prefixed, stack="test").cluster == load_config(minimal, stack="test").cluster
+
+
+MALFORMED: list[tuple[str, Any, str]] = [
+    # (dotted path into the bare config to set, the bad value, the key path the error must name)
+    ("cluster.nodeGroups.0.maxSize", 1, "gitops-infra:cluster.nodeGroups[0].maxSize: must be >= minSize"),
+    ("cluster.nodeGroups.0.minSize", -1, "gitops-infra:cluster.nodeGroups[0].minSize:"),
+    ("cluster.nodeGroups.0.maxSize", 0, "gitops-infra:cluster.nodeGroups[0].maxSize: must be >= minSize"),
+    ("cluster.nodeGroups.0.desiredSize", 9, "gitops-infra:cluster.nodeGroups[0].desiredSize:"),
+    ("cluster.nodeGroups.0.instanceTypes", [], "gitops-infra:cluster.nodeGroups[0].instanceTypes:"),
+    ("cluster.nodeGroups.0.name", "System_Nodes", "gitops-infra:cluster.nodeGroups[0].name:"),
+    ("cluster.nodeGroups.0.capacityType", "CHEAP", "gitops-infra:cluster.nodeGroups[0].capacityType:"),
+    (
+        "cluster.nodeGroups.0.taints",
+        [{"key": "k", "effect": "NoSchedule"}],
+        "gitops-infra:cluster.nodeGroups[0].taints[0].effect:",
+    ),
+    ("cluster.nodeGroups", [], "gitops-infra:cluster.nodeGroups:"),
+    ("cluster.kubernetesVersion", "latest", "gitops-infra:cluster.kubernetesVersion:"),
+    ("cluster.admins", ["platform-admin"], "gitops-infra:cluster.admins[0]:"),
+    ("cluster.endpoint.access", "public", "gitops-infra:cluster.endpoint.access:"),
+    ("cluster.endpoint.allowedCidrs", ["10.0.0.0/33"], "gitops-infra:cluster.endpoint.allowedCidrs:"),
+    ("cluster.network.vpc.cidr", "10.0.0.0/24", "gitops-infra:cluster.network.vpc.cidr:"),
+    (
+        "cluster.network.vpc.availabilityZones",
+        ["eu-west-1a"],
+        "gitops-infra:cluster.network.vpc.availabilityZones:",
+    ),
+    ("cluster.network.vpc.natGateways", "two", "gitops-infra:cluster.network.vpc.natGateways:"),
+    (
+        "cluster.network.existingVpc",
+        {"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": []},
+        "gitops-infra:cluster.network.existingVpc.privateSubnetIds: needs subnets in at least two zones",
+    ),
+    ("cluster.logTypes", ["everything"], "gitops-infra:cluster.logTypes[0]:"),
+    ("cluster.nodeGroup", [], "gitops-infra:cluster.nodeGroup: unknown key"),
+    ("environment.baseDomain", "not a domain", "gitops-infra:environment.baseDomain:"),
+    ("environment.serviceNamespace", "Apps", "gitops-infra:environment.serviceNamespace:"),
+    ("environment.ingressEnabled", "sometimes", "gitops-infra:environment.ingressEnabled:"),
+    ("git.owner", "acme/fleet", "gitops-infra:git.owner: must be a GitHub user or organization name"),
+    ("git.path", "../elsewhere", "gitops-infra:git.path:"),
+    ("git.deployKey.algorithm", "rsa", "gitops-infra:git.deployKey.algorithm:"),
+    ("flux.components", ["helm-controller"], "gitops-infra:flux.components:"),
+    ("flux.componentsExtra", ["image-reflector-controler"], "gitops-infra:flux.componentsExtra[0]:"),
+    ("flux.interval", "ten minutes", "gitops-infra:flux.interval: must be a Go duration"),
+    ("flux.version", "v2", "gitops-infra:flux.version:"),
+    ("flux.notifications", {"providerType": "pager"}, "gitops-infra:flux.notifications.providerType:"),
+    ("flux.sops", True, "gitops-infra:flux.sops: needs the secret gitops-infra:sopsAgeKey"),
+]
+
+
+def _set(raw: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    target: Any = raw
+    for part in parts[:-1]:
+        target = target[int(part)] if isinstance(target, list) else target.setdefault(part, {})
+    target[parts[-1]] = value
+
+
+@pytest.mark.parametrize(("path", "value", "expected"), MALFORMED, ids=[case[0] for case in MALFORMED])
+def test_malformed_config_names_the_key(
+    minimal: dict[str, Any], path: str, value: Any, expected: str
+) -> None:
+    _set(minimal, path, value)
+    problems = problems_of(minimal)
+    assert any(problem.startswith(expected) for problem in problems), problems
+
+
+def test_enough_malformed_cases() -> None:
+    assert len(MALFORMED) >= 15
+
+
+@pytest.mark.parametrize("section", ["environment", "cluster", "git"])
+def test_missing_section_is_named(minimal: dict[str, Any], section: str) -> None:
+    del minimal[section]
+    assert f"gitops-infra:{section}: required" in problems_of(minimal)
+
+
+def test_every_problem_is_listed_at_once(minimal: dict[str, Any]) -> None:
+    minimal["cluster"]["nodeGroups"][0]["maxSize"] = 1
+    minimal["environment"]["baseDomain"] = "nope"
+    minimal["git"]["owner"] = "a/b"
+    minimal["tags"] = {"aws:reserved": "x"}
+    minimal["flux"]["timeout"] = "soon"
+    minimal["githubTokn"] = "typo"
+    problems = problems_of(minimal)
+    assert len(problems) == 6
+    assert {p.split(":")[1].split(" ")[0] for p in problems} == {
+        "cluster.nodeGroups[0].maxSize",
+        "environment.baseDomain",
+        "git.owner",
+        "tags.aws",
+        "flux.timeout",
+        "githubTokn",
+    }
+
+
+def test_error_message_has_no_traceback_noise_and_names_the_stack(minimal: dict[str, Any]) -> None:
+    minimal["cluster"]["nodeGroups"][0]["maxSize"] = 1
+    with pytest.raises(ConfigError) as info:
+        load_config(minimal, stack="dev")
+    assert info.value.stack == "dev"
+    assert str(info.value).splitlines() == [
+        "invalid config for stack 'dev' (1 problem):",
+        "  - gitops-infra:cluster.nodeGroups[0].maxSize: must be >= minSize",
+    ]
+
+
+def test_bad_values_are_never_echoed(minimal: dict[str, Any]) -> None:
+    minimal["git"]["owner"] = "s3cr3t/value-that-must-not-leak"
+    minimal["githubToken"] = {"not": "a string"}
+    minimal["flux"]["sops"] = True
+    with pytest.raises(ConfigError) as info:
+        load_config(minimal, stack="t")
+    assert "s3cr3t" not in str(info.value)
+    assert any(problem.startswith("gitops-infra:git.owner:") for problem in info.value.problems)
+
+
+def test_secrets_become_output_secrets_and_stay_out_of_repr(minimal: dict[str, Any]) -> None:
+    minimal["githubToken"] = GITHUB_TEST_TOKEN
+    minimal["sopsAgeKey"] = {"secure": "v1:ciphertext"}
+    minimal["flux"]["sops"] = True
+
+    def program() -> Any:
+        return load_config(minimal, stack="test")
+
+    result = run(
+        program,
+        outputs=lambda c: {"token": c.secrets.github_token, "age": c.secrets.sops_age_key},
+    )
+    assert result.values["token"].secret and result.values["token"].value == GITHUB_TEST_TOKEN
+    assert result.values["age"].secret
+    assert GITHUB_TEST_TOKEN not in repr(result.result)
+
+
+def test_load_stack_config_reads_pulumi_config_and_its_secrets(minimal: dict[str, Any]) -> None:
+    minimal["flux"]["sops"] = True
+    config = {f"gitops-infra:{key}": json.dumps(value) for key, value in minimal.items()}
+    config["gitops-infra:sopsAgeKey"] = SOPS_TEST_KEY
+    result = run(
+        load_stack_config,
+        outputs=lambda c: {"age": c.secrets.sops_age_key},
+        stack="test",
+        config=config,
+        secret_keys=["gitops-infra:sopsAgeKey"],
+    )
+    assert result.result.stack == "test"
+    assert result.result.flux.sops is True
+    assert result.result.secrets.github_token is None
+    assert result.values["age"] == type(result.values["age"])(value=SOPS_TEST_KEY, secret=True)
+
+
+def test_load_stack_config_reports_every_problem(minimal: dict[str, Any]) -> None:
+    config = {"gitops-infra:environment": "not json", "gitops-infra:git": json.dumps(minimal["git"])}
+
+    def program() -> Any:
+        with pytest.raises(ConfigError) as info:
+            load_stack_config(pulumi.Config("gitops-infra"))
+        return info.value.problems
+
+    problems = run(program, config=config).result
+    assert problems == (
+        "gitops-infra:environment: must be a structured value (a YAML mapping)",
+        "gitops-infra:cluster: required",
+    )
+
+
+def test_flux_component_overlap_and_notification_controller(minimal: dict[str, Any]) -> None:
+    minimal["flux"] = {
+        "components": ["source-controller", "kustomize-controller"],
+        "componentsExtra": ["source-controller"],
+        "notifications": {"providerType": "slack"},
+    }
+    problems = problems_of(minimal)
+    assert "gitops-infra:flux.componentsExtra: repeats source-controller from components" in problems
+    assert "gitops-infra:flux.notifications: need notification-controller in components" in problems
+
+
+def test_image_automation_follows_components_extra(minimal: dict[str, Any]) -> None:
+    minimal["flux"] = {"componentsExtra": [FluxComponent.IMAGE_AUTOMATION_CONTROLLER.value]}
+    assert load_config(minimal, stack="test").flux.image_automation is True
+
+
+def test_existing_vpc_and_unique_names(minimal: dict[str, Any]) -> None:
+    minimal["cluster"]["network"] = {
+        "existingVpc": {
+            "vpcId": "vpc-0123456789abcdef0",
+            "privateSubnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+        }
+    }
+    assert load_config(minimal, stack="t").cluster.network.existing_vpc is not None
+    minimal["cluster"]["nodeGroups"].append(dict(minimal["cluster"]["nodeGroups"][0]))
+    assert "gitops-infra:cluster.nodeGroups: node group names must be unique" in problems_of(minimal)
+
+
+def test_both_or_neither_network_is_a_problem(minimal: dict[str, Any]) -> None:
+    minimal["cluster"]["network"] = {}
+    assert "gitops-infra:cluster.network: set exactly one of vpc or existingVpc" in problems_of(minimal)
+
+
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [
+        (["a"], "gitops-infra:tags: must be a mapping of tag names to strings"),
+        ({"team": 7}, "gitops-infra:tags.team: must be a string of at most 256 characters"),
+    ],
+)
+def test_tags_are_checked(minimal: dict[str, Any], tags: Any, expected: str) -> None:
+    minimal["tags"] = tags
+    assert expected in problems_of(minimal)

@@ -1,0 +1,278 @@
+"""EksCluster under mocks: its resources, their key inputs, parents, dependencies and secrets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gitops_infra.components.eks_cluster import (
+    ALL_LOG_TYPES,
+    CLUSTER_ADMIN_POLICY_ARN,
+    NODE_ROLE_POLICY_ARNS,
+    CapacityType,
+    EksCluster,
+    EksClusterArgs,
+    EndpointAccess,
+    ExistingVpcArgs,
+    NatGateways,
+    NewVpcArgs,
+    NodeGroupArgs,
+    TaintEffect,
+    subnet_cidrs,
+)
+from gitops_infra.errors import ConfigError
+
+from .harness import Run, run
+
+ZONES = ("eu-west-1a", "eu-west-1b", "eu-west-1c")
+ADMIN = "arn:aws:iam::111111111111:role/admin"
+
+
+def group(name: str = "system", **overrides: Any) -> NodeGroupArgs:
+    values: dict[str, Any] = {
+        "name": name,
+        "instance_types": ["t3.large"],
+        "min_size": 1,
+        "max_size": 3,
+        "desired_size": 2,
+    }
+    return NodeGroupArgs(**(values | overrides))
+
+
+def new_vpc_args(nat: NatGateways = NatGateways.SINGLE, **overrides: Any) -> EksClusterArgs:
+    values: dict[str, Any] = {
+        "kubernetes_version": "1.33",
+        "network": NewVpcArgs(cidr="10.20.0.0/16", availability_zones=ZONES, nat_gateways=nat),
+        "node_groups": [group()],
+        "admin_principal_arns": [ADMIN],
+        "tags": {"team": "platform"},
+    }
+    return EksClusterArgs(**(values | overrides))
+
+
+def build(args: EksClusterArgs, name: str = "c") -> Run[EksCluster]:
+    return run(
+        lambda: EksCluster(name, args),
+        outputs=lambda c: {
+            "name": c.cluster_name,
+            "kubeconfig": c.kubeconfig,
+            "oidc_arn": c.oidc_provider_arn,
+            "oidc_url": c.oidc_provider_url,
+        },
+    )
+
+
+def test_cluster_inputs_follow_the_design() -> None:
+    graph = build(new_vpc_args()).graph
+    cluster = graph.one("eks:index:Cluster")
+    assert cluster.name == "c-cluster"
+    assert cluster.inputs["name"] == "c"
+    assert cluster.inputs["version"] == "1.33"
+    assert cluster.inputs["authenticationMode"] == "API"
+    assert cluster.inputs["createOidcProvider"] is True
+    assert cluster.inputs["skipDefaultNodeGroup"] is True
+    assert cluster.inputs["enabledClusterLogTypes"] == [str(log) for log in ALL_LOG_TYPES]
+    assert cluster.inputs["tags"] == {"team": "platform"}
+    assert cluster.inputs["nodeAssociatePublicIpAddress"] is False
+    assert cluster.inputs["accessEntries"] == {
+        "admin-0": {
+            "principalArn": ADMIN,
+            "accessPolicies": {
+                "cluster-admin": {"policyArn": CLUSTER_ADMIN_POLICY_ARN, "accessScope": {"type": "cluster"}}
+            },
+        }
+    }
+
+
+def test_secrets_are_encrypted_with_the_components_own_kms_key() -> None:
+    graph = build(new_vpc_args()).graph
+    key = graph.one("aws:kms/key:Key")
+    assert key.inputs["enableKeyRotation"] is True
+    cluster = graph.one("eks:index:Cluster")
+    assert cluster.inputs["encryptionConfigKeyArn"] == f"arn:aws:mock::123456789012:{key.name}"
+    assert key.urn in cluster.dependencies
+
+
+def test_every_child_is_parented_to_the_component() -> None:
+    graph = build(new_vpc_args()).graph
+    component = graph.one("gitops-infra:index:EksCluster")
+    assert component.name == "c"
+    assert component.custom is False
+    others = [r for r in graph if r is not component]
+    assert others, "the component made no children"
+    assert all(r.parent == component.urn for r in others), [
+        r.name for r in others if r.parent != component.urn
+    ]
+    assert all(r.name.startswith("c-") for r in others)
+
+
+def test_one_managed_node_group_per_group_in_private_subnets() -> None:
+    args = new_vpc_args(
+        node_groups=[
+            group(
+                "system",
+                taints=[("CriticalAddonsOnly", "true", TaintEffect.NO_SCHEDULE)],
+                labels={"role": "sys"},
+            ),
+            group("spot", capacity_type=CapacityType.SPOT, min_size=0, max_size=10, desired_size=0),
+        ]
+    )
+    graph = build(args).graph
+    groups = {g.name: g for g in graph.of_type("eks:index:ManagedNodeGroup")}
+    assert set(groups) == {"c-system", "c-spot"}
+    cluster = graph.one("eks:index:Cluster")
+    # Registration order is not deterministic; the input order (the zones') is.
+    private = [graph.one("aws:ec2/subnet:Subnet", f"c-private-{zone}") for zone in ZONES]
+    for node_group in groups.values():
+        assert node_group.inputs["cluster"] == cluster.urn
+        assert node_group.inputs["subnetIds"] == [f"{s.name}-id" for s in private]
+        assert node_group.inputs["nodeRoleArn"] == "arn:aws:mock::123456789012:c-node-role"
+    assert groups["c-system"].inputs["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 2}
+    assert groups["c-system"].inputs["taints"] == [
+        {"key": "CriticalAddonsOnly", "value": "true", "effect": "NO_SCHEDULE"}
+    ]
+    assert groups["c-system"].inputs["labels"] == {"role": "sys"}
+    assert groups["c-spot"].inputs["capacityType"] == "SPOT"
+    assert groups["c-spot"].inputs["scalingConfig"] == {"minSize": 0, "maxSize": 10, "desiredSize": 0}
+
+
+def test_node_role_has_the_three_worker_policies() -> None:
+    graph = build(new_vpc_args()).graph
+    attached = {
+        a.inputs["policyArn"] for a in graph.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    }
+    assert attached == set(NODE_ROLE_POLICY_ARNS.values())
+
+
+@pytest.mark.parametrize(("nat", "expected"), [(NatGateways.SINGLE, 1), (NatGateways.ONE_PER_AZ, 3)])
+def test_dedicated_vpc_subnets_and_nat_gateways(nat: NatGateways, expected: int) -> None:
+    graph = build(new_vpc_args(nat)).graph
+    vpc = graph.one("aws:ec2/vpc:Vpc")
+    assert vpc.inputs["cidrBlock"] == "10.20.0.0/16"
+    subnets = graph.of_type("aws:ec2/subnet:Subnet")
+    assert sorted((s.inputs["availabilityZone"], s.inputs["cidrBlock"]) for s in subnets) == sorted(
+        (zone, cidr)
+        for zone, pair in zip(ZONES, subnet_cidrs("10.20.0.0/16", 3), strict=True)
+        for cidr in pair
+    )
+    nats = graph.of_type("aws:ec2/natGateway:NatGateway")
+    assert len(nats) == expected
+    assert len(graph.of_type("aws:ec2/eip:Eip")) == expected
+    public_ids = {f"{s.name}-id" for s in subnets if "-public-" in s.name}
+    assert all(n.inputs["subnetId"] in public_ids for n in nats)
+    private_tables = [t for t in graph.of_type("aws:ec2/routeTable:RouteTable") if "-private-" in t.name]
+    targets = {t.inputs["routes"][0]["natGatewayId"] for t in private_tables}
+    assert len(private_tables) == 3
+    assert targets == {f"{n.name}-id" for n in nats}
+
+
+def test_subnet_cidrs_do_not_overlap() -> None:
+    pairs = subnet_cidrs("10.0.0.0/16", 6)
+    flat = [cidr for pair in pairs for cidr in pair]
+    assert len(set(flat)) == 12
+    assert pairs[0] == ("10.0.0.0/20", "10.0.128.0/20")
+    with pytest.raises(ValueError, match="too small"):
+        subnet_cidrs("10.0.0.0/26", 2)
+
+
+def test_existing_vpc_builds_no_network() -> None:
+    args = new_vpc_args(
+        network=ExistingVpcArgs(vpc_id="vpc-0abc", private_subnet_ids=["subnet-a", "subnet-b"]),
+    )
+    graph = build(args).graph
+    assert not [r for r in graph if r.type.startswith("aws:ec2/")]
+    cluster = graph.one("eks:index:Cluster")
+    assert cluster.inputs["vpcId"] == "vpc-0abc"
+    assert cluster.inputs["privateSubnetIds"] == ["subnet-a", "subnet-b"]
+    assert "publicSubnetIds" not in cluster.inputs
+
+
+def test_public_and_private_endpoint_restricted_to_cidrs() -> None:
+    graph = build(new_vpc_args(allowed_cidrs=["203.0.113.0/24"])).graph
+    cluster = graph.one("eks:index:Cluster")
+    assert cluster.inputs["endpointPrivateAccess"] is True
+    assert cluster.inputs["endpointPublicAccess"] is True
+    assert cluster.inputs["publicAccessCidrs"] == ["203.0.113.0/24"]
+    assert not graph.of_type("aws:ec2/securityGroupRule:SecurityGroupRule")
+
+
+def test_private_endpoint_allows_listed_cidrs_on_443() -> None:
+    args = new_vpc_args(endpoint_access=EndpointAccess.PRIVATE, allowed_cidrs=["10.100.0.0/16"])
+    graph = build(args).graph
+    cluster = graph.one("eks:index:Cluster")
+    assert cluster.inputs["endpointPrivateAccess"] is True
+    assert cluster.inputs["endpointPublicAccess"] is False
+    assert "publicAccessCidrs" not in cluster.inputs
+    rule = graph.one("aws:ec2/securityGroupRule:SecurityGroupRule")
+    assert rule.inputs | {"description": ""} == {
+        "type": "ingress",
+        "protocol": "tcp",
+        "fromPort": 443,
+        "toPort": 443,
+        "cidrBlocks": ["10.100.0.0/16"],
+        "securityGroupId": "sg-c-cluster",
+        "description": "",
+    }
+
+
+def test_outputs_kubeconfig_is_secret_and_provider_waits_for_nodes() -> None:
+    result = build(new_vpc_args(node_groups=[group("a"), group("b")]))
+    assert result.values["kubeconfig"].secret is True
+    assert result.values["name"].value == "c"
+    assert result.values["name"].secret is False
+    assert result.values["oidc_arn"].value.startswith("arn:aws:iam::123456789012:oidc-provider/")
+    assert result.values["oidc_url"].value.startswith("oidc.eks.")
+    provider = result.graph.one("pulumi:providers:kubernetes")
+    assert provider.is_secret("kubeconfig")
+    groups = {g.urn for g in result.graph.of_type("eks:index:ManagedNodeGroup")}
+    assert groups <= set(provider.dependencies)
+
+
+def test_two_instances_live_in_one_stack() -> None:
+    def program() -> tuple[EksCluster, EksCluster]:
+        return EksCluster("blue", new_vpc_args()), EksCluster("green", new_vpc_args())
+
+    graph = run(program).graph
+    urns = [r.urn for r in graph]
+    assert len(urns) == len(set(urns))  # the engine would reject a duplicate URN
+    assert {r.name.split("-")[0] for r in graph} == {"blue", "green"}
+    assert len(graph.of_type("eks:index:Cluster")) == 2
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ({"node_groups": []}, "EksClusterArgs.node_groups: needs at least one node group"),
+        ({"node_groups": [group(), group()]}, "EksClusterArgs.node_groups: node group names must be unique"),
+        (
+            {"node_groups": [group(max_size=0)]},
+            "EksClusterArgs.node_groups[0].max_size: must be >= min_size and >= 1",
+        ),
+        (
+            {"node_groups": [group(desired_size=9)]},
+            "EksClusterArgs.node_groups[0].desired_size: must be within min/max",
+        ),
+        (
+            {"node_groups": [group(instance_types=[])]},
+            "EksClusterArgs.node_groups[0].instance_types: must not be empty",
+        ),
+        ({"allowed_cidrs": ["10.0.0.0/40"]}, "EksClusterArgs.allowed_cidrs[0]: not an IPv4 CIDR block"),
+        (
+            {"network": NewVpcArgs(cidr="10.0.0.0/16", availability_zones=["eu-west-1a"])},
+            "EksClusterArgs.network.availability_zones: needs 2 to 6 zones",
+        ),
+        (
+            {"network": NewVpcArgs(cidr="nope", availability_zones=ZONES)},
+            "EksClusterArgs.network.cidr: not an IPv4 CIDR block",
+        ),
+        (
+            {"network": ExistingVpcArgs(vpc_id="vpc-1", private_subnet_ids=["subnet-a"])},
+            "EksClusterArgs.network.private_subnet_ids: needs subnets in at least two zones",
+        ),
+    ],
+)
+def test_bad_args_fail_before_any_resource(overrides: dict[str, Any], expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        new_vpc_args(**overrides)
+    assert any(problem.startswith(expected) for problem in info.value.problems), info.value.problems

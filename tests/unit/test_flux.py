@@ -1,0 +1,267 @@
+"""FluxBootstrap: the three builders on their own, and the component's graph under mocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi_kubernetes as k8s
+import pytest
+
+from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
+from gitops_infra.components.flux import (
+    DEFAULT_COMPONENTS,
+    FLUX_CHART,
+    FLUX_CHART_REPOSITORY,
+    FLUX_CHART_VERSION,
+    FLUX_NAMESPACE,
+    FLUX_SECRET_NAME,
+    GIT_REPOSITORY_API_VERSION,
+    IDENTITY_KEY,
+    IDENTITY_PUB_KEY,
+    KNOWN_HOSTS_KEY,
+    KUSTOMIZATION_API_VERSION,
+    SOPS_AGE_KEY,
+    SOPS_SECRET_NAME,
+    FluxBootstrap,
+    FluxBootstrapArgs,
+    FluxComponent,
+    InstallOptions,
+    NotificationArgs,
+    SyncOptions,
+    git_repository_manifest,
+    image_automation_enabled,
+    install_values,
+    kustomization_manifest,
+)
+from gitops_infra.errors import ConfigError
+
+from .harness import MOCK_KUBECONFIG, Graph, Run, run
+
+URL = "ssh://git@github.com/acme/fleet"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+SECRET = "kubernetes:core/v1:Secret"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+GIT_REPOSITORY = "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository"
+KUSTOMIZATION = "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization"
+NOTIFY_PROVIDER = "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Provider"
+ALERT = "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Alert"
+
+
+# -- the builders, without Pulumi ----------------------------------------------------------------------
+
+
+def test_install_values_switch_every_controller_explicitly() -> None:
+    values = install_values(InstallOptions())
+    assert values["installCRDs"] is True
+    assert values["policies"] == {"create": True}
+    assert {key: v["create"] for key, v in values.items() if key.endswith(("Controller", "Watcher"))} == {
+        "sourceController": True,
+        "kustomizeController": True,
+        "helmController": True,
+        "notificationController": True,
+        "imageReflectionController": False,
+        "imageAutomationController": False,
+        "sourceWatcher": False,
+    }
+
+
+def test_install_values_extra_components_policy_and_tolerations() -> None:
+    toleration = {"key": "CriticalAddonsOnly", "operator": "Exists"}
+    values = install_values(
+        InstallOptions(
+            components=(FluxComponent.SOURCE_CONTROLLER, FluxComponent.KUSTOMIZE_CONTROLLER),
+            components_extra=(
+                FluxComponent.IMAGE_REFLECTOR_CONTROLLER,
+                FluxComponent.IMAGE_AUTOMATION_CONTROLLER,
+            ),
+            network_policy=False,
+            tolerations=[toleration],
+        )
+    )
+    assert values["policies"] == {"create": False}
+    assert values["helmController"] == {"create": False, "tolerations": [toleration]}
+    assert values["imageAutomationController"] == {"create": True, "tolerations": [toleration]}
+
+
+def test_sync_manifests() -> None:
+    options = SyncOptions(url=URL, path="clusters/dev/", decryption_secret="sops-age")
+    repo = git_repository_manifest(options)
+    assert repo == {
+        "apiVersion": GIT_REPOSITORY_API_VERSION,
+        "kind": "GitRepository",
+        "metadata": {"name": "flux-system", "namespace": FLUX_NAMESPACE},
+        "spec": {
+            "url": URL,
+            "ref": {"branch": "main"},
+            "interval": "1m",
+            "secretRef": {"name": FLUX_SECRET_NAME},
+        },
+    }
+    kustomization = kustomization_manifest(options)
+    assert kustomization["apiVersion"] == KUSTOMIZATION_API_VERSION
+    assert kustomization["spec"] == {
+        "interval": "10m",
+        "retryInterval": "2m",
+        "timeout": "5m",
+        "path": "./clusters/dev",
+        "prune": True,
+        "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
+        "decryption": {"provider": "sops", "secretRef": {"name": "sops-age"}},
+    }
+    assert "healthChecks" not in kustomization["spec"]
+
+
+def test_image_automation_is_what_makes_flux_write() -> None:
+    assert image_automation_enabled([FluxComponent.IMAGE_AUTOMATION_CONTROLLER]) is True
+    assert image_automation_enabled([FluxComponent.IMAGE_REFLECTOR_CONTROLLER]) is False
+    assert image_automation_enabled(DEFAULT_COMPONENTS) is False
+
+
+# -- the component under mocks -------------------------------------------------------------------------
+
+
+def bootstrap(**overrides: Any) -> Run[FluxBootstrap]:
+    def program() -> FluxBootstrap:
+        provider = k8s.Provider("cluster", kubeconfig=MOCK_KUBECONFIG)
+        values: dict[str, Any] = {
+            "k8s_provider": provider,
+            "repository_url": URL,
+            "path": "clusters/dev",
+            "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n-----END",
+            "public_key": "ecdsa-sha2-nistp384 AAAA",
+        }
+        return FluxBootstrap("flux", FluxBootstrapArgs(**(values | overrides)))
+
+    return run(program, outputs=lambda f: {"namespace": f.namespace, "url": f.repository_url})
+
+
+def test_namespace_controllers_secret_and_sync_objects() -> None:
+    result = bootstrap()
+    graph = result.graph
+    namespace = graph.one(NAMESPACE)
+    assert namespace.input("metadata.name") == FLUX_NAMESPACE
+    release = graph.one(RELEASE, "flux-controllers")
+    assert release.inputs["chart"] == FLUX_CHART
+    assert release.inputs["version"] == FLUX_CHART_VERSION
+    assert release.inputs["repositoryOpts"] == {"repo": FLUX_CHART_REPOSITORY}
+    assert release.inputs["namespace"] == FLUX_NAMESPACE
+    assert release.inputs["values"] == install_values(InstallOptions())
+    secret = graph.one(SECRET, "flux-git-auth")
+    assert secret.input("metadata.name") == FLUX_SECRET_NAME
+    assert set(secret.inputs["stringData"]) == {IDENTITY_KEY, IDENTITY_PUB_KEY, KNOWN_HOSTS_KEY}
+    assert secret.input("stringData.known_hosts") == GITHUB_KNOWN_HOSTS
+    assert graph.one(GIT_REPOSITORY).inputs["spec"]["url"] == URL
+    assert graph.one(KUSTOMIZATION).inputs["spec"]["path"] == "./clusters/dev"
+    assert result.values["namespace"].value == FLUX_NAMESPACE
+    assert result.values["url"].value == URL
+    assert not graph.of_type(NOTIFY_PROVIDER)
+    assert len(graph.of_type(SECRET)) == 1
+
+
+def test_identity_is_sent_as_a_secret() -> None:
+    secret = bootstrap().graph.one(SECRET, "flux-git-auth")
+    assert secret.is_secret("stringData.identity")
+
+
+def test_everything_is_parented_and_uses_the_given_provider() -> None:
+    graph = bootstrap().graph
+    component = graph.one("gitops-infra:index:FluxBootstrap")
+    provider = graph.one("pulumi:providers:kubernetes")
+    children = [r for r in graph if r.parent == component.urn]
+    assert {r.type for r in children} == {NAMESPACE, RELEASE, SECRET, GIT_REPOSITORY, KUSTOMIZATION}
+    assert all(r.provider.startswith(provider.urn + "::") for r in children)
+
+
+def assert_after(graph: Graph, later: str, earlier: str) -> None:
+    assert graph.one(earlier).urn in graph.one(later).dependencies, f"{later} does not depend on {earlier}"
+
+
+def test_sync_objects_come_after_the_controllers_and_the_secret() -> None:
+    graph = bootstrap().graph
+    assert_after(graph, RELEASE, NAMESPACE)
+    assert_after(graph, SECRET, NAMESPACE)
+    assert_after(graph, GIT_REPOSITORY, RELEASE)
+    assert_after(graph, GIT_REPOSITORY, SECRET)
+    assert_after(graph, KUSTOMIZATION, RELEASE)
+    assert_after(graph, KUSTOMIZATION, GIT_REPOSITORY)
+    # ...and so destroy removes them first, while the controllers can still clear their finalizers.
+    release = graph.one(RELEASE)
+    assert not {graph.one(GIT_REPOSITORY).urn, graph.one(KUSTOMIZATION).urn} & set(release.dependencies)
+
+
+def test_sops_adds_an_age_secret_and_decryption() -> None:
+    graph = bootstrap(sops_age_key="AGE-SECRET-KEY-1TEST").graph
+    age = graph.one(SECRET, "flux-sops-age")
+    assert age.input("metadata.name") == SOPS_SECRET_NAME
+    assert age.is_secret("stringData")
+    assert age.inputs["stringData"] == {SOPS_AGE_KEY: "AGE-SECRET-KEY-1TEST"}
+    kustomization = graph.one(KUSTOMIZATION)
+    assert kustomization.inputs["spec"]["decryption"] == {
+        "provider": "sops",
+        "secretRef": {"name": SOPS_SECRET_NAME},
+    }
+    assert age.urn in graph.one(GIT_REPOSITORY).dependencies
+
+
+def test_notifications_provider_and_alert_after_the_controllers() -> None:
+    graph = bootstrap(
+        notifications=NotificationArgs(provider_type="slack", channel="alerts", secret_name="hook")
+    ).graph
+    notifier = graph.one(NOTIFY_PROVIDER)
+    assert notifier.inputs["spec"] == {"type": "slack", "channel": "alerts", "secretRef": {"name": "hook"}}
+    alert = graph.one(ALERT)
+    assert alert.inputs["spec"]["providerRef"] == {"name": "flux-system"}
+    assert alert.inputs["spec"]["eventSeverity"] == "error"
+    assert {s["kind"] for s in alert.inputs["spec"]["eventSources"]} == {"GitRepository", "Kustomization"}
+    assert_after(graph, NOTIFY_PROVIDER, RELEASE)
+    assert_after(graph, ALERT, NOTIFY_PROVIDER)
+
+
+def test_health_checks_tolerations_and_extra_components_reach_the_graph() -> None:
+    check = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "namespace": "apps"}
+    graph = bootstrap(
+        health_checks=[check],
+        components_extra=[
+            FluxComponent.IMAGE_REFLECTOR_CONTROLLER,
+            FluxComponent.IMAGE_AUTOMATION_CONTROLLER,
+        ],
+        tolerations=[{"key": "dedicated", "operator": "Exists"}],
+        network_policy=False,
+    ).graph
+    assert graph.one(KUSTOMIZATION).inputs["spec"]["healthChecks"] == [check]
+    values = graph.one(RELEASE).inputs["values"]
+    assert values["imageAutomationController"]["create"] is True
+    assert values["sourceController"]["tolerations"] == [{"key": "dedicated", "operator": "Exists"}]
+    assert values["policies"] == {"create": False}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        (
+            {"repository_url": "https://github.com/acme/fleet"},
+            "FluxBootstrapArgs.repository_url: must be an ssh:// URL",
+        ),
+        ({"path": "../x"}, "FluxBootstrapArgs.path: must be a relative path"),
+        (
+            {"components": [FluxComponent.SOURCE_CONTROLLER]},
+            "FluxBootstrapArgs.components: must include kustomize",
+        ),
+        (
+            {"components_extra": [FluxComponent.HELM_CONTROLLER]},
+            "FluxBootstrapArgs.components_extra: repeats a component",
+        ),
+        (
+            {
+                "components": list(DEFAULT_COMPONENTS[:2]),
+                "notifications": NotificationArgs(provider_type="slack"),
+            },
+            "FluxBootstrapArgs.notifications: needs notification-controller",
+        ),
+        ({"k8s_provider": "kubeconfig"}, "FluxBootstrapArgs.k8s_provider: must be a k8s.Provider"),
+    ],
+)
+def test_bad_args_name_the_field(overrides: dict[str, Any], expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        bootstrap(**overrides)
+    assert any(problem.startswith(expected) for problem in info.value.problems), info.value.problems

@@ -1,0 +1,296 @@
+"""The whole program: dev vs prod, the stack entrypoint, and the components composed another way."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import runpy
+from collections import Counter
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+import gitops_infra
+from gitops_infra import (
+    DeployKey,
+    DeployKeyArgs,
+    FluxBootstrap,
+    FluxBootstrapArgs,
+    build_platform,
+    load_config,
+)
+from gitops_infra.platform import Platform
+
+from .conftest import REPO_ROOT, stack_config
+from .harness import MOCK_KUBECONFIG, Graph, Run, run
+
+EXPORTS = {
+    "clusterName",
+    "kubeconfig",
+    "oidcProviderArn",
+    "deployKeyPublicKey",
+    "fluxNamespace",
+    "gitRepositoryUrl",
+    "environment",
+}
+
+
+def platform(stack: str) -> Run[Platform]:
+    return run(
+        lambda: build_platform(load_config(stack_config(stack), stack=stack)),
+        outputs=lambda p: {key: pulumi.Output.from_input(value) for key, value in p.outputs().items()},
+        stack=stack,
+    )
+
+
+@pytest.fixture(scope="module")
+def dev() -> Run[Platform]:
+    return platform("dev")
+
+
+@pytest.fixture(scope="module")
+def prod() -> Run[Platform]:
+    return platform("prod")
+
+
+def test_dev_resource_tree(dev: Run[Platform]) -> None:
+    assert dev.graph.counts() == Counter(
+        {
+            "gitops-infra:index:EksCluster": 1,
+            "aws:ec2/vpc:Vpc": 1,
+            "aws:ec2/internetGateway:InternetGateway": 1,
+            "aws:ec2/subnet:Subnet": 6,
+            "aws:ec2/routeTable:RouteTable": 4,
+            "aws:ec2/routeTableAssociation:RouteTableAssociation": 6,
+            "aws:ec2/eip:Eip": 1,
+            "aws:ec2/natGateway:NatGateway": 1,
+            "aws:kms/key:Key": 1,
+            "aws:iam/role:Role": 1,
+            "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 3,
+            "eks:index:Cluster": 1,
+            "eks:index:ManagedNodeGroup": 1,
+            "pulumi:providers:kubernetes": 1,
+            "pulumi:providers:github": 1,
+            "gitops-infra:index:DeployKey": 1,
+            "tls:index/privateKey:PrivateKey": 1,
+            "github:index/repositoryDeployKey:RepositoryDeployKey": 1,
+            "gitops-infra:index:FluxBootstrap": 1,
+            "kubernetes:core/v1:Namespace": 2,
+            "kubernetes:helm.sh/v3:Release": 1,
+            "kubernetes:core/v1:Secret": 1,
+            "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository": 1,
+            "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization": 1,
+            "gitops-infra:index:EnvironmentConfig": 1,
+            "kubernetes:core/v1:ConfigMap": 1,
+        }
+    )
+
+
+def test_prod_differs_from_dev_in_exactly_these_resources(dev: Run[Platform], prod: Run[Platform]) -> None:
+    added = prod.graph.counts() - dev.graph.counts()
+    removed = dev.graph.counts() - prod.graph.counts()
+    assert removed == Counter()
+    assert added == Counter(
+        {
+            "aws:ec2/natGateway:NatGateway": 2,  # one per AZ instead of one
+            "aws:ec2/eip:Eip": 2,
+            "aws:ec2/securityGroupRule:SecurityGroupRule": 1,  # the allow-listed CIDR on the private endpoint
+            "eks:index:ManagedNodeGroup": 1,  # a workloads group beside system
+            "kubernetes:core/v1:Secret": 1,  # the SOPS age key
+            "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Provider": 1,
+            "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Alert": 1,
+        }
+    )
+
+
+def _private_route_targets(graph: Graph) -> set[str]:
+    tables = [t for t in graph.of_type("aws:ec2/routeTable:RouteTable") if "-private-" in t.name]
+    return {t.inputs["routes"][0]["natGatewayId"] for t in tables}
+
+
+def test_nat_gateways_dev_shares_one_prod_has_one_per_zone(dev: Run[Platform], prod: Run[Platform]) -> None:
+    assert len(_private_route_targets(dev.graph)) == 1
+    assert len(_private_route_targets(prod.graph)) == 3
+    zones = {n.name.rsplit("-", 3)[-3:][-1] for n in prod.graph.of_type("aws:ec2/natGateway:NatGateway")}
+    assert zones == {"1a", "1b", "1c"}
+
+
+def test_endpoint_access_dev_public_and_private_prod_private(dev: Run[Platform], prod: Run[Platform]) -> None:
+    dev_cluster = dev.graph.one("eks:index:Cluster").inputs
+    prod_cluster = prod.graph.one("eks:index:Cluster").inputs
+    assert (dev_cluster["endpointPublicAccess"], dev_cluster["endpointPrivateAccess"]) == (True, True)
+    assert dev_cluster["publicAccessCidrs"] == ["0.0.0.0/0"]
+    assert (prod_cluster["endpointPublicAccess"], prod_cluster["endpointPrivateAccess"]) == (False, True)
+    assert "publicAccessCidrs" not in prod_cluster
+    rule = prod.graph.one("aws:ec2/securityGroupRule:SecurityGroupRule")
+    assert rule.inputs["cidrBlocks"] == ["10.100.0.0/16"]
+    assert rule.inputs["fromPort"] == rule.inputs["toPort"] == 443
+
+
+def _sizes(graph: Graph) -> dict[str, tuple[list[str], dict[str, int], int]]:
+    return {
+        g.name: (g.inputs["instanceTypes"], g.inputs["scalingConfig"], g.inputs["diskSize"])
+        for g in graph.of_type("eks:index:ManagedNodeGroup")
+    }
+
+
+def test_node_sizes(dev: Run[Platform], prod: Run[Platform]) -> None:
+    assert _sizes(dev.graph) == {
+        "gitops-dev-system": (["t3.large"], {"minSize": 1, "maxSize": 3, "desiredSize": 2}, 50),
+    }
+    assert _sizes(prod.graph) == {
+        "gitops-prod-system": (["m6i.xlarge"], {"minSize": 3, "maxSize": 6, "desiredSize": 3}, 100),
+        "gitops-prod-workloads": (
+            ["m6i.2xlarge", "m6a.2xlarge"],
+            {"minSize": 3, "maxSize": 12, "desiredSize": 3},
+            100,
+        ),
+    }
+
+
+def test_deploy_key_is_on_the_fleet_repo_and_read_only_unless_image_automation(
+    dev: Run[Platform], prod: Run[Platform]
+) -> None:
+    for result, read_only in ((dev, True), (prod, False)):
+        key = result.graph.one("github:index/repositoryDeployKey:RepositoryDeployKey")
+        assert key.inputs["repository"] == "fleet"
+        assert key.inputs["readOnly"] is read_only
+        github = result.graph.one("pulumi:providers:github")
+        assert github.inputs["owner"] == "example-org"
+        assert github.is_secret("token")
+        assert key.provider.startswith(github.urn + "::")
+
+
+def test_flux_runs_on_the_clusters_provider_and_syncs_the_env_path(dev: Run[Platform]) -> None:
+    cluster_provider = dev.graph.one("pulumi:providers:kubernetes")
+    for type_ in ("kubernetes:helm.sh/v3:Release", "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization"):
+        assert dev.graph.one(type_).provider.startswith(cluster_provider.urn + "::")
+    assert dev.graph.one("kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization").inputs["spec"][
+        "path"
+    ] == ("./clusters/dev")
+
+
+def test_top_level_components_hang_off_the_stack(dev: Run[Platform]) -> None:
+    components = [r for r in dev.graph if r.type.startswith("gitops-infra:index:")]
+    assert len(components) == 4
+    assert all(c.parent.endswith("pulumi:pulumi:Stack::gitops-infra-dev") for c in components)
+    component_urns = {c.urn for c in components}
+    github_provider = dev.graph.one("pulumi:providers:github")
+    assert all(
+        r.parent in component_urns for r in dev.graph if r not in components and r is not github_provider
+    )
+
+
+def test_outputs_and_their_secrecy(dev: Run[Platform]) -> None:
+    values = dev.values
+    assert set(values) == EXPORTS
+    assert {key for key, v in values.items() if v.secret} == {"kubeconfig"}
+    assert values["clusterName"].value == "gitops-dev"
+    assert values["fluxNamespace"].value == "flux-system"
+    assert values["gitRepositoryUrl"].value == "ssh://git@github.com/example-org/fleet"
+    assert values["environment"].value["name"] == "dev"
+
+
+def _pulumi_config(stack: str) -> dict[str, str]:
+    return {
+        key: value if isinstance(value, str) else json.dumps(value)
+        for key, value in stack_config(stack).items()
+        if key.startswith("gitops-infra:")
+    }
+
+
+def test_stack_program_exports_the_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    exported: dict[str, Any] = {}
+    monkeypatch.setattr(pulumi, "export", lambda key, value: exported.__setitem__(key, value))
+    result = run(
+        lambda: runpy.run_path(str(REPO_ROOT / "stacks" / "__main__.py")),
+        outputs=lambda _: dict(exported),
+        config=_pulumi_config("dev"),
+        secret_keys=["gitops-infra:githubToken", "gitops-infra:sopsAgeKey"],
+    )
+    assert set(exported) == EXPORTS
+    assert result.values["kubeconfig"].secret is True
+    assert result.values["clusterName"].value == "gitops-dev"
+
+
+def test_stack_program_reports_bad_config_without_a_traceback() -> None:
+    config = _pulumi_config("dev")
+    cluster = json.loads(config["gitops-infra:cluster"])
+    cluster["nodeGroups"][0] |= {"minSize": 3, "maxSize": 2, "desiredSize": 2}
+    config["gitops-infra:cluster"] = json.dumps(cluster)
+    with pytest.raises(pulumi.RunError) as info:
+        run(lambda: runpy.run_path(str(REPO_ROOT / "stacks" / "__main__.py")), config=config)
+    assert "gitops-infra:cluster.nodeGroups[0].maxSize: must be >= minSize" in str(info.value)
+    assert info.value.__suppress_context__ is True  # `from None`: the host prints the message alone
+
+
+def test_components_compose_onto_an_existing_cluster() -> None:
+    """Someone else's program: Flux and a deploy key on a cluster it did not create."""
+
+    def program() -> FluxBootstrap:
+        provider = k8s.Provider("existing", kubeconfig=pulumi.Output.secret(MOCK_KUBECONFIG))
+        key = DeployKey("apps", DeployKeyArgs(repository="apps-fleet", rotation="r1"))
+        return FluxBootstrap(
+            "apps-flux",
+            FluxBootstrapArgs(
+                k8s_provider=provider,
+                repository_url="ssh://git@github.com/acme/apps-fleet",
+                path="clusters/staging",
+                branch="release",
+                private_key=key.private_key,
+                public_key=key.public_key,
+                namespace="gitops",
+            ),
+        )
+
+    graph = run(program).graph
+    assert not [r for r in graph if r.type.startswith(("aws:", "eks:"))]
+    provider = graph.one("pulumi:providers:kubernetes", "existing")
+    assert provider.parent.endswith("pulumi:pulumi:Stack::gitops-infra-dev")
+    secret = graph.one("kubernetes:core/v1:Secret")
+    assert secret.input("metadata.namespace") == "gitops"
+    assert secret.is_secret("stringData")
+    assert secret.inputs["stringData"]["identity.pub"] == ("ssh-ecdsa AAAA-apps-key")
+    assert graph.one("github:index/repositoryDeployKey:RepositoryDeployKey").urn in secret.dependencies
+    repo = graph.one("kubernetes:source.toolkit.fluxcd.io/v1:GitRepository")
+    assert repo.inputs["spec"]["ref"] == {"branch": "release"}
+    assert all(r.provider.startswith(provider.urn + "::") for r in graph if r.type.startswith("kubernetes:"))
+
+
+def test_existing_vpc_config_builds_no_network(minimal: dict[str, Any]) -> None:
+    minimal["cluster"]["network"] = {
+        "existingVpc": {
+            "vpcId": "vpc-0123456789abcdef0",
+            "privateSubnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+            "publicSubnetIds": ["subnet-0123456789abcdef2"],
+        }
+    }
+    graph = run(lambda: build_platform(load_config(minimal, stack="test"))).graph
+    assert not [r for r in graph if r.type.startswith("aws:ec2/")]
+    cluster = graph.one("eks:index:Cluster")
+    assert cluster.name == "gitops-test-cluster"
+    assert cluster.inputs["vpcId"] == "vpc-0123456789abcdef0"
+    assert cluster.inputs["publicSubnetIds"] == ["subnet-0123456789abcdef2"]
+    for node_group in graph.of_type("eks:index:ManagedNodeGroup"):
+        assert node_group.inputs["subnetIds"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+
+
+def test_public_api_is_what_all_lists() -> None:
+    # Submodules become package attributes once anything imports them; they are not API names.
+    exported = {
+        name
+        for name in dir(gitops_infra)
+        if not name.startswith("_") and not inspect.ismodule(getattr(gitops_infra, name))
+    }
+    assert exported == set(gitops_infra.__all__)
+    for name in (
+        "EksCluster",
+        "DeployKey",
+        "FluxBootstrap",
+        "EnvironmentConfig",
+        "build_platform",
+        "load_config",
+    ):
+        assert name in gitops_infra.__all__
