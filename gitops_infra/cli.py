@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import click
 from pulumi import automation as auto
 from rich.console import Console
+from rich.tree import Tree
 
 from . import automation
 from .automation.results import to_jsonable
@@ -39,6 +40,7 @@ EXIT_PENDING = 2
 """Drift found, or changes pending under ``preview --expect-no-changes``."""
 
 T = TypeVar("T")
+_LOG_WIDTH = 1000
 
 
 @dataclass
@@ -116,6 +118,9 @@ def _command(fn: Callable[..., int]) -> Callable[..., None]:
     def wrapper(stack: str, cwd: Path | None, as_json: bool, **kwargs: Any) -> None:
         # Progress and prompts go to stdout on a terminal, and never into a --json document.
         console = Console(stderr=as_json, highlight=False, markup=False, soft_wrap=True)
+        if not console.is_terminal:
+            # A log has no width to fit: never crop a line (rich assumes 80 columns otherwise).
+            console.width = _LOG_WIDTH
         invocation = Invocation(stack=stack, cwd=cwd, json=as_json, console=console)
         try:
             code = fn(invocation, **kwargs)
@@ -320,3 +325,56 @@ def history(inv: Invocation) -> int:
 
     inv.emit(deployments, human)
     return EXIT_OK
+
+
+@main.command()
+@_command
+def plan(inv: Invocation) -> int:
+    """Run STACK's program offline under mocks and print the resources it would create.
+
+    Needs no engine, cloud, credentials or passphrase.
+    """
+    result = automation.offline_plan(inv.stack, options=inv.options())
+    inv.emit(result, lambda out: _print_plan(out, result))
+    return EXIT_OK
+
+
+_KEY_INPUTS_SHOWN = 4
+_VALUE_WIDTH = 48
+
+
+def _key_inputs(inputs: Mapping[str, Any]) -> str:
+    """A few scalar inputs, enough to tell resources apart at a glance."""
+    shown = []
+    for key, value in inputs.items():
+        if isinstance(value, str | int | float | bool) and key not in ("apiVersion", "kind"):
+            text = json.dumps(value)
+            shown.append(f"{key}={text if len(text) <= _VALUE_WIDTH else text[: _VALUE_WIDTH - 1] + '…'}")
+        if len(shown) == _KEY_INPUTS_SHOWN:
+            break
+    return "  ".join(shown)
+
+
+def _print_plan(out: Console, result: automation.Plan) -> None:
+    out.print(f"Offline plan of stack {result.stack} ({result.project}): {len(result.resources)} resources")
+    out.print(result.note)
+    if result.placeholders:
+        out.print(f"Secrets planned with redacted placeholders: {', '.join(result.placeholders)}")
+    children: dict[str | None, list[automation.PlannedResource]] = {}
+    for resource in sorted(result.resources, key=lambda r: (r.type, r.name)):
+        children.setdefault(resource.parent, []).append(resource)
+    tree = Tree(f"pulumi:pulumi:Stack  {result.project}-{result.stack}")
+
+    def add(branch: Tree, parent: str | None) -> None:
+        for resource in children.get(parent, []):
+            inputs = _key_inputs(resource.inputs)
+            add(
+                branch.add(f"{resource.type}  {resource.name}" + (f"  {inputs}" if inputs else "")),
+                resource.urn,
+            )
+
+    add(tree, None)
+    out.print(tree)
+    out.print("Outputs:")
+    for key, value in result.outputs.items():
+        out.print(f"  {key}: {json.dumps(value)}")

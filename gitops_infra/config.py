@@ -91,11 +91,13 @@ PROJECT = "gitops-infra"
 """The config namespace: keys are ``gitops-infra:<key>``."""
 
 SECTIONS = ("environment", "cluster", "git", "flux", "tags")
-OPTIONAL_SECTIONS = ("flux", "tags")
+OPTIONAL_SECTIONS = ("flux",)
 _UNREADABLE = object()
 GITHUB_TOKEN_KEY = "githubToken"
 SOPS_AGE_KEY_KEY = "sopsAgeKey"
 SECRET_KEYS = (GITHUB_TOKEN_KEY, SOPS_AGE_KEY_KEY)
+OWNER_TAG = "owner"
+_OWNER_REQUIRED = "required: every AWS resource is tagged with the team that owns it"
 
 _DNS_LABEL = DNS_LABEL_PATTERN
 _DURATION = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
@@ -479,6 +481,7 @@ def _validate_section(section: str, value: Any, problems: list[str]) -> Any:
 
 def _validate_tags(value: Any, problems: list[str]) -> dict[str, str]:
     if value is None:
+        problems.append(f"{PROJECT}:tags.{OWNER_TAG}: {_OWNER_REQUIRED}")
         return {}
     if not isinstance(value, Mapping):
         problems.append(f"{PROJECT}:tags: must be a mapping of tag names to strings")
@@ -492,6 +495,8 @@ def _validate_tags(value: Any, problems: list[str]) -> dict[str, str]:
             problems.append(f"{where}: must be a string of at most 256 characters")
         else:
             tags[key] = tag
+    if OWNER_TAG not in value:
+        problems.append(f"{PROJECT}:tags.{OWNER_TAG}: {_OWNER_REQUIRED}")
     return tags
 
 

@@ -11,6 +11,7 @@ caller (and the CLI) can catch one type and print ``ErrorType: message`` without
     ├── StackLockedError       another update holds the stack's lock
     ├── CommitNotFoundError    a rollback target does not resolve to a commit with a Pulumi project
     └── OperationFailedError   the engine ran and the operation failed; carries the engine's message
+        └── PolicyViolationError   a mandatory policy blocked it; carries each violation
 
 Context rides on the exception as attributes (the stack, the key paths, the commit), never only in the
 message. Messages never contain secret values.
@@ -19,6 +20,7 @@ message. Messages never contain secret values.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 __all__ = [
     "CommitNotFoundError",
@@ -27,6 +29,8 @@ __all__ = [
     "GitOpsInfraError",
     "OperationFailedError",
     "PluginMissingError",
+    "PolicyViolation",
+    "PolicyViolationError",
     "StackLockedError",
     "StackNotFoundError",
 ]
@@ -92,3 +96,32 @@ class OperationFailedError(GitOpsInfraError):
         self.operation = operation
         self.engine_message = engine_message
         super().__init__(message)
+
+
+@dataclass(frozen=True)
+class PolicyViolation:
+    """One policy a resource violated, as the engine reported it."""
+
+    pack: str
+    policy: str
+    level: str
+    """``mandatory``, ``advisory`` or ``remediate``."""
+    urn: str | None
+    """The resource, or ``None`` for a stack-level policy."""
+    message: str
+
+
+class PolicyViolationError(OperationFailedError):
+    """A mandatory policy blocked the operation; ``violations`` lists every policy the engine reported."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        stack: str,
+        operation: str,
+        violations: Sequence[PolicyViolation],
+        engine_message: str = "",
+    ) -> None:
+        self.violations = tuple(violations)
+        super().__init__(message, stack=stack, operation=operation, engine_message=engine_message)

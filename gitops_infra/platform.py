@@ -49,6 +49,10 @@ class Platform:
         }
 
 
+ENVIRONMENT_TAG = "environment"
+"""The AWS tag naming the environment a resource belongs to."""
+
+
 def platform_name(config: StackConfig) -> str:
     """The prefix of every component name: ``cluster.name``, else ``gitops-<environment>``."""
     return config.cluster.name or f"gitops-{config.environment.name}"
@@ -113,7 +117,9 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
     """Build the whole platform for ``config``; ``opts`` apply to every top-level component."""
     name = platform_name(config)
     env = config.environment
-    tags = {"gitops-infra/environment": env.name, **config.tags}
+    # `environment` and `owner` are on every AWS resource (the policy pack requires them); config
+    # validation guarantees `owner`, and the environment's own name wins over a stray tag.
+    tags = {**config.tags, ENVIRONMENT_TAG: env.name}
     base = opts or pulumi.ResourceOptions()
 
     cluster = EksCluster(name, _cluster_args(config.cluster, tags), opts=base)

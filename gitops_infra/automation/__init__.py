@@ -15,6 +15,7 @@ Example::
 
 from .drift import detect_drift
 from .operations import history, preview, refresh, up
+from .plan import COMPUTED, Plan, PlannedResource, offline_plan
 from .results import (
     SECRET,
     Deployment,
@@ -31,12 +32,15 @@ from .rollback import PREVIOUS, rollback_to_commit
 from .workspace import StackOptions
 
 __all__ = [
+    "COMPUTED",
     "PREVIOUS",
     "SECRET",
     "Deployment",
     "DriftKind",
     "DriftReport",
     "DriftedResource",
+    "Plan",
+    "PlannedResource",
     "PreviewResult",
     "PropertyDiff",
     "RefreshResult",
@@ -45,6 +49,7 @@ __all__ = [
     "UpResult",
     "detect_drift",
     "history",
+    "offline_plan",
     "preview",
     "refresh",
     "rollback_to_commit",

@@ -20,6 +20,8 @@ from ..errors import (
     GitOpsInfraError,
     OperationFailedError,
     PluginMissingError,
+    PolicyViolation,
+    PolicyViolationError,
     StackLockedError,
     StackNotFoundError,
 )
@@ -79,6 +81,18 @@ def _engine_message(exc: upstream.CommandError) -> str:
     return tail[-1].strip() if tail else type(exc).__name__
 
 
+def _violation(event: auto.PolicyEvent) -> PolicyViolation:
+    # The engine sends the policy's description and the violation's own message as two lines.
+    lines = [line.strip() for line in event.message.strip().splitlines() if line.strip()]
+    return PolicyViolation(
+        pack=event.policy_pack_name,
+        policy=event.policy_name,
+        level=event.enforcement_level,
+        urn=event.resource_urn or None,
+        message=lines[-1] if lines else event.policy_name,
+    )
+
+
 def _translate(exc: Exception, ws: Workspace, operation: str) -> GitOpsInfraError:
     if isinstance(exc, upstream.StackNotFoundError):
         return StackNotFoundError(
@@ -94,6 +108,22 @@ def _translate(exc: Exception, ws: Workspace, operation: str) -> GitOpsInfraErro
         )
     if isinstance(exc, upstream.CommandError):
         message = _engine_message(exc)
+        violations = [_violation(event) for event in ws.policy_events]
+        if any(v.level == "mandatory" for v in violations):
+            listed = "; ".join(
+                f"{v.pack}/{v.policy} on {v.urn or 'the stack'}: {v.message}"
+                for v in violations
+                if v.level == "mandatory"
+            )
+            count = sum(v.level == "mandatory" for v in violations)
+            return PolicyViolationError(
+                f"{operation} on stack {ws.stack!r} blocked by {count} mandatory policy "
+                f"violation{'s' if count != 1 else ''}: {listed}",
+                stack=ws.stack,
+                operation=operation,
+                violations=violations,
+                engine_message=message,
+            )
         if _PLUGIN_MISSING.search(message):
             return PluginMissingError(f"{operation} on stack {ws.stack!r} needs a missing plugin: {message}")
         return OperationFailedError(
@@ -121,6 +151,7 @@ def run(
     """
     deadline = time.monotonic() + ws.lock_wait
     while True:
+        ws.policy_events.clear()
         try:
             workspace = ws.local_workspace()
             stack = (

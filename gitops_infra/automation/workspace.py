@@ -62,7 +62,8 @@ class StackOptions:
     """Seconds to keep retrying while another update holds the stack's lock; 0 fails at once."""
 
 
-def _find_project(start: Path) -> Path:
+def find_project(start: Path) -> Path:
+    """The nearest directory at or above ``start`` that holds a ``Pulumi.yaml``."""
     for directory in (start, *start.parents):
         if (directory / "Pulumi.yaml").is_file():
             return directory
@@ -98,12 +99,14 @@ class Workspace:
     env: Mapping[str, str]
     on_event: EventCallback | None
     lock_wait: float
+    policy_events: list[auto.PolicyEvent] = field(default_factory=list, compare=False, repr=False)
+    """Policy findings of the operation in progress, so a blocked one can say what blocked it."""
 
     @classmethod
     def resolve(cls, stack: str, options: StackOptions | None = None) -> Workspace:
         """Resolve ``options`` for ``stack``; raise before touching anything if a default cannot hold."""
         options = options or StackOptions()
-        project = _find_project((options.work_dir or Path.cwd()).resolve())
+        project = find_project((options.work_dir or Path.cwd()).resolve())
         engine = _find_engine(project)
         env = {**options.env}
         backend_url = (
@@ -150,13 +153,13 @@ class Workspace:
             lock_wait=self.lock_wait,
         )
 
-    def event_callback(self, collect: EventCallback | None = None) -> EventCallback | None:
-        """One callback feeding both an operation's own collector and the caller's ``on_event``."""
+    def event_callback(self, collect: EventCallback | None = None) -> EventCallback:
+        """One callback feeding the policy log, an operation's own collector and the caller's ``on_event``."""
         callbacks = [cb for cb in (collect, self.on_event) if cb is not None]
-        if not callbacks:
-            return None
 
         def dispatch(event: auto.EngineEvent) -> None:
+            if event.policy_event is not None:
+                self.policy_events.append(event.policy_event)
             for callback in callbacks:
                 callback(event)
 

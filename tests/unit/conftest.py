@@ -31,6 +31,7 @@ MINIMAL: dict[str, Any] = {
     },
     "git": {"owner": "acme", "repository": "fleet"},
     "flux": {},
+    "tags": {"owner": "platform"},
 }
 
 

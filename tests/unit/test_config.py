@@ -35,7 +35,7 @@ def test_dev_config_loads_with_its_values() -> None:
     assert config.git.ssh_url == "ssh://git@github.com/example-org/fleet"
     assert config.git.sync_path("dev") == "clusters/dev"
     assert config.flux.image_automation is False
-    assert config.tags == {"team": "platform", "cost-center": "4200"}
+    assert config.tags == {"owner": "platform-team", "team": "platform", "cost-center": "4200"}
 
 
 def test_prod_config_loads_with_its_values() -> None:
@@ -60,7 +60,7 @@ def test_defaults_are_the_named_constants(minimal: dict[str, Any]) -> None:
     assert config.cluster.log_types == ALL_LOG_TYPES
     assert config.cluster.node_groups[0].desired == 2  # min_size when desiredSize is not set
     assert config.environment.ingress_enabled is True
-    assert config.tags == {}
+    assert config.tags == {"owner": "platform"}
 
 
 def test_models_are_frozen(minimal: dict[str, Any]) -> None:
@@ -160,12 +160,13 @@ def test_every_problem_is_listed_at_once(minimal: dict[str, Any]) -> None:
     minimal["flux"]["timeout"] = "soon"
     minimal["githubTokn"] = "typo"
     problems = problems_of(minimal)
-    assert len(problems) == 6
+    assert len(problems) == 7
     assert {p.split(":")[1].split(" ")[0] for p in problems} == {
         "cluster.nodeGroups[0].maxSize",
         "environment.baseDomain",
         "git.owner",
         "tags.aws",
+        "tags.owner",
         "flux.timeout",
         "githubTokn",
     }
@@ -238,6 +239,7 @@ def test_load_stack_config_reports_every_problem(minimal: dict[str, Any]) -> Non
     assert problems == (
         "gitops-infra:environment: must be a structured value (a YAML mapping)",
         "gitops-infra:cluster: required",
+        "gitops-infra:tags.owner: required: every AWS resource is tagged with the team that owns it",
     )
 
 

@@ -1,0 +1,221 @@
+"""The gitops-infra CrossGuard policies: names, enforcement levels, config schemas and wiring.
+
+Each policy is a ``ResourceValidationPolicy`` whose validate function picks the resource types it is
+about and reports each message its rule in :mod:`gitops_infra.policy.rules` returns. ``__main__.py``
+serves :func:`policies` as the ``gitops-infra`` pack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    Policy,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
+
+from . import rules
+
+__all__ = [
+    "AWS_REQUIRED_TAGS",
+    "DEPLOY_KEY_READ_ONLY",
+    "EKS_NODE_GROUP_SIZE_BOUNDS",
+    "EKS_PROD_ENDPOINT_NOT_PUBLIC",
+    "EKS_SECRETS_ENCRYPTION",
+    "ENFORCEMENT",
+    "FLUX_GIT_REPOSITORY_INTERVAL",
+    "NO_LATEST_IMAGE_TAG",
+    "PACK_NAME",
+    "policies",
+]
+
+PACK_NAME = "gitops-infra"
+
+EKS_PROD_ENDPOINT_NOT_PUBLIC = "eks-prod-endpoint-not-public"
+EKS_SECRETS_ENCRYPTION = "eks-secrets-encryption"
+DEPLOY_KEY_READ_ONLY = "deploy-key-read-only"
+FLUX_GIT_REPOSITORY_INTERVAL = "flux-git-repository-interval"
+NO_LATEST_IMAGE_TAG = "no-latest-image-tag"
+AWS_REQUIRED_TAGS = "aws-required-tags"
+EKS_NODE_GROUP_SIZE_BOUNDS = "eks-node-group-size-bounds"
+
+ENFORCEMENT: dict[str, EnforcementLevel] = {
+    # Security and cost gates block an update.
+    EKS_PROD_ENDPOINT_NOT_PUBLIC: EnforcementLevel.MANDATORY,
+    EKS_SECRETS_ENCRYPTION: EnforcementLevel.MANDATORY,
+    DEPLOY_KEY_READ_ONLY: EnforcementLevel.MANDATORY,
+    NO_LATEST_IMAGE_TAG: EnforcementLevel.MANDATORY,
+    EKS_NODE_GROUP_SIZE_BOUNDS: EnforcementLevel.MANDATORY,
+    # Hygiene warns: a sync interval out of range is worth fixing, not an outage. Tags gate: the
+    # platform always sets them, so a resource without them was made outside it.
+    FLUX_GIT_REPOSITORY_INTERVAL: EnforcementLevel.ADVISORY,
+    AWS_REQUIRED_TAGS: EnforcementLevel.MANDATORY,
+}
+"""Each policy's default enforcement level; a policy pack config file may override it per stack."""
+
+Check = Callable[[ResourceValidationArgs], Iterable[str]]
+
+
+def _validation(types: Collection[str] | None, check: Check) -> ResourceValidation:
+    """A validate function: ``check`` on resources of ``types`` (all if ``None``), each message reported."""
+
+    def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        if types is not None and args.resource_type not in types:
+            return
+        for message in check(args):
+            report_violation(message, None)
+
+    return validate
+
+
+def _default_tags(args: ResourceValidationArgs) -> dict[str, str]:
+    provider = args.provider
+    if provider is None or not provider.resource_type.startswith("pulumi:providers:aws"):
+        return {}
+    return rules.default_tags_of(provider.props)
+
+
+def _policy(
+    name: str,
+    description: str,
+    validate: ResourceValidation,
+    config: dict[str, dict[str, Any]] | None = None,
+) -> ResourceValidationPolicy:
+    return ResourceValidationPolicy(
+        name=name,
+        description=description,
+        validate=validate,
+        enforcement_level=ENFORCEMENT[name],
+        config_schema=PolicyConfigSchema(properties=config) if config else None,
+    )
+
+
+def policies() -> list[Policy]:
+    """The pack's policies, each with its enforcement level and (where configurable) config schema."""
+    return [
+        _policy(
+            EKS_PROD_ENDPOINT_NOT_PUBLIC,
+            "A prod EKS cluster's API endpoint is not open to 0.0.0.0/0.",
+            _validation(
+                {rules.EKS_CLUSTER_TYPE},
+                lambda args: rules.endpoint_violations(
+                    args.props, rules.EndpointSettings.from_config(args.get_config()), _default_tags(args)
+                ),
+            ),
+            {
+                "prodEnvironments": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "default": list(rules.DEFAULT_PROD_ENVIRONMENTS),
+                    "description": "Values of the environment tag that mean prod; untagged counts as prod.",
+                }
+            },
+        ),
+        _policy(
+            EKS_SECRETS_ENCRYPTION,
+            "EKS encrypts Kubernetes secrets with a KMS key.",
+            _validation(
+                {rules.EKS_CLUSTER_TYPE}, lambda args: rules.secrets_encryption_violations(args.props)
+            ),
+        ),
+        _policy(
+            DEPLOY_KEY_READ_ONLY,
+            "The fleet repository's deploy key is read-only unless Flux image automation is on.",
+            _validation(
+                {rules.DEPLOY_KEY_TYPE},
+                lambda args: rules.deploy_key_violations(
+                    args.props, rules.DeployKeySettings.from_config(args.get_config())
+                ),
+            ),
+            {
+                "imageAutomation": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Flux image automation runs on this stack, so its deploy key may write.",
+                }
+            },
+        ),
+        _policy(
+            FLUX_GIT_REPOSITORY_INTERVAL,
+            "A Flux GitRepository polls git no more often than minInterval and no less than maxInterval.",
+            _validation(
+                set(rules.GIT_REPOSITORY_TYPES),
+                lambda args: rules.git_repository_interval_violations(
+                    args.props, rules.IntervalSettings.from_config(args.get_config())
+                ),
+            ),
+            {
+                "minInterval": {
+                    "type": "string",
+                    "pattern": rules.GO_DURATION_PATTERN,
+                    "default": rules.DEFAULT_MIN_INTERVAL,
+                    "description": "The shortest allowed spec.interval, as a Go duration.",
+                },
+                "maxInterval": {
+                    "type": "string",
+                    "pattern": rules.GO_DURATION_PATTERN,
+                    "default": rules.DEFAULT_MAX_INTERVAL,
+                    "description": "The longest allowed spec.interval, as a Go duration.",
+                },
+            },
+        ),
+        _policy(
+            NO_LATEST_IMAGE_TAG,
+            "No workload runs an image tagged 'latest' or without a tag.",
+            _validation(
+                set(rules.POD_SPEC_PATHS),
+                lambda args: rules.image_tag_violations(args.resource_type, args.props),
+            ),
+        ),
+        _policy(
+            AWS_REQUIRED_TAGS,
+            "Every taggable AWS resource carries the required tags (environment and owner by default).",
+            _validation(
+                None,
+                lambda args: rules.required_tag_violations(
+                    args.resource_type,
+                    args.props,
+                    rules.TagSettings.from_config(args.get_config()),
+                    _default_tags(args),
+                ),
+            ),
+            {
+                "requiredTags": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "default": list(rules.DEFAULT_REQUIRED_TAGS),
+                    "description": "Tag keys every taggable AWS resource must carry.",
+                }
+            },
+        ),
+        _policy(
+            EKS_NODE_GROUP_SIZE_BOUNDS,
+            "EKS node group sizes stay within the configured bounds, with minSize <= desiredSize <= maxSize.",
+            _validation(
+                {rules.EKS_NODE_GROUP_TYPE},
+                lambda args: rules.node_group_size_violations(
+                    args.props, rules.NodeGroupSettings.from_config(args.get_config())
+                ),
+            ),
+            {
+                "minNodes": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": rules.DEFAULT_MIN_NODES,
+                    "description": "The smallest minSize a node group may have.",
+                },
+                "maxNodes": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "default": rules.DEFAULT_MAX_NODES,
+                    "description": "The largest maxSize a node group may have.",
+                },
+            },
+        ),
+    ]

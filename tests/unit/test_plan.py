@@ -1,0 +1,128 @@
+"""The offline plan: the real stack program under mocks, with no engine, passphrase or credentials."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from gitops_infra.automation import COMPUTED, SECRET, StackOptions, offline_plan
+from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
+
+from .conftest import REPO_ROOT
+
+
+@pytest.fixture(autouse=True)
+def nothing_but_the_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No passphrase, no engine on PATH, no backend: what a fork's pull request job has."""
+    for name in ("PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE", "PULUMI_BACKEND_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+
+
+def _plan(*args: str) -> Result:
+    return CliRunner().invoke(main, ["plan", *args])
+
+
+def _project(tmp_path: Path, config: dict[str, object]) -> Path:
+    """A project whose program is this repository's stack program, with the given stack config."""
+    (tmp_path / "Pulumi.yaml").write_text(
+        yaml.safe_dump({"name": "gitops-infra", "runtime": "python", "main": str(REPO_ROOT / "stacks")})
+    )
+    (tmp_path / "Pulumi.test.yaml").write_text(yaml.safe_dump({"config": config}))
+    return tmp_path
+
+
+def _committed(stack: str) -> dict[str, object]:
+    loaded: dict[str, dict[str, object]] = yaml.safe_load((REPO_ROOT / f"Pulumi.{stack}.yaml").read_text())
+    return loaded["config"]
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_plan_prints_the_tree_of_the_committed_stacks(stack: str) -> None:
+    result = _plan(stack, "--cwd", str(REPO_ROOT))
+
+    assert result.exit_code == EXIT_OK, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"Offline plan of stack {stack} (gitops-infra): ")
+    assert "unknown, shown as <computed>" in result.stdout
+    assert f"├── gitops-infra:index:EksCluster  gitops-{stack}" in result.stdout
+    assert f"│   ├── eks:index:Cluster  gitops-{stack}-cluster" in result.stdout
+    assert '  kubeconfig: "[secret]"' in result.stdout
+    assert "Secrets planned with redacted placeholders: gitops-infra:githubToken" in result.stdout
+
+
+def test_plan_json_is_one_document_with_the_graph() -> None:
+    dev = _plan("dev", "--cwd", str(REPO_ROOT), "--json")
+    prod = _plan("prod", "--cwd", str(REPO_ROOT), "--json")
+    assert dev.exit_code == prod.exit_code == EXIT_OK
+
+    plans = {name: json.loads(result.stdout) for name, result in (("dev", dev), ("prod", prod))}
+    nats = {
+        name: Counter(r["type"] for r in plan["resources"])["aws:ec2/natGateway:NatGateway"]
+        for name, plan in plans.items()
+    }
+    assert nats == {"dev": 1, "prod": 3}
+    by_name = {r["name"]: r for r in plans["dev"]["resources"]}
+    assert by_name["gitops-dev-flux-git-auth"]["inputs"]["stringData"] == SECRET
+    assert by_name["gitops-dev-fleet-deploy-key"]["parent"] == by_name["gitops-dev-fleet"]["urn"]
+    assert by_name["gitops-dev"]["parent"] is None
+
+
+def test_the_mocks_invent_nothing() -> None:
+    plan = offline_plan("dev", options=StackOptions(work_dir=REPO_ROOT))
+
+    assert plan.outputs["oidcProviderArn"] == COMPUTED
+    assert plan.outputs["deployKeyPublicKey"] == COMPUTED
+    assert plan.outputs["kubeconfig"] == SECRET
+    assert plan.outputs["clusterName"] == "gitops-dev"
+    key = next(r for r in plan.resources if r.type == "github:index/repositoryDeployKey:RepositoryDeployKey")
+    assert key.inputs["key"] == COMPUTED  # the public key exists only once the cloud made the key pair
+    assert key.inputs["readOnly"] is True
+
+
+def test_bad_config_exits_1_with_every_problem_and_no_traceback(tmp_path: Path) -> None:
+    config = _committed("dev")
+    cluster = config["gitops-infra:cluster"]
+    assert isinstance(cluster, dict)
+    cluster["nodeGroups"][0]["maxSize"] = 0
+    config["gitops-infra:git"] = {"owner": "example-org"}
+
+    result = _plan("test", "--cwd", str(_project(tmp_path, config)))
+
+    assert result.exit_code == EXIT_ERROR
+    assert result.stderr.startswith("ConfigError: invalid config for stack 'test' (2 problems):")
+    assert "gitops-infra:cluster.nodeGroups[0].maxSize: must be >= minSize" in result.stderr
+    assert "gitops-infra:git.repository: required" in result.stderr
+    assert "Traceback" not in result.output
+    assert result.stdout == ""
+
+
+def test_a_secure_value_is_planned_as_a_secret_without_a_passphrase(tmp_path: Path) -> None:
+    config = _committed("dev")
+    config["gitops-infra:githubToken"] = {"secure": "v1:bm90LWEtcmVhbC1jaXBoZXJ0ZXh0"}
+
+    plan = offline_plan("test", options=StackOptions(work_dir=_project(tmp_path, config)))
+
+    provider = next(r for r in plan.resources if r.type == "pulumi:providers:github")
+    assert provider.inputs["token"] == SECRET
+    assert "v1:bm90" not in json.dumps([dict(r.inputs) for r in plan.resources])
+
+
+def test_unknown_stack_and_failing_program_are_clear_errors(tmp_path: Path) -> None:
+    missing = _plan("staging", "--cwd", str(REPO_ROOT))
+    assert missing.exit_code == EXIT_ERROR
+    assert missing.stderr.startswith("StackNotFoundError: no Pulumi.staging.yaml in ")
+
+    (tmp_path / "Pulumi.yaml").write_text("name: other\nruntime: python\n")
+    (tmp_path / "Pulumi.test.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text("raise ValueError('the program cannot run offline')\n")
+    failing = _plan("test", "--cwd", str(tmp_path))
+    assert failing.exit_code == EXIT_ERROR
+    assert failing.stderr.startswith(
+        "OperationFailedError: plan of stack 'test' failed: the program cannot run"
+    )
