@@ -5,7 +5,9 @@ Each command parses its arguments, calls one library function and renders the re
 
 - ``0``: success (and, for ``drift``, no drift);
 - ``1``: an error, printed as ``ErrorType: message`` with no traceback;
-- ``2``: drift found (``drift``), or changes pending (``preview --expect-no-changes``).
+- ``2``: drift found (``drift``), or changes pending (``preview --expect-no-changes``);
+- ``128 + N``: stopped by signal N (130 for SIGINT, 143 for SIGTERM). The engine is cancelled the way
+  Ctrl-C cancels ``pulumi``: in-flight operations finish and the stack's lock is released.
 
 On a terminal, engine events drive a live progress display; without one, each finished step is a plain
 line. With ``--json``, stdout carries exactly one JSON document (an ``{"error": ...}`` one on failure).
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
 import sys
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
@@ -122,14 +125,18 @@ def _command(fn: Callable[..., int]) -> Callable[..., None]:
             # A log has no width to fit: never crop a line (rich assumes 80 columns otherwise).
             console.width = _LOG_WIDTH
         invocation = Invocation(stack=stack, cwd=cwd, json=as_json, console=console)
-        try:
-            code = fn(invocation, **kwargs)
-        except GitOpsInfraError as exc:
-            if as_json:
-                error = {"type": type(exc).__name__, "message": str(exc)}
-                click.echo(json.dumps({"error": error}, indent=2, sort_keys=True))
-            click.echo(f"{type(exc).__name__}: {exc}", err=True)
-            sys.exit(EXIT_ERROR)
+        with automation.cancel_on_signals() as interruption:
+            try:
+                code = fn(invocation, **kwargs)
+            except GitOpsInfraError as exc:
+                if as_json:
+                    error = {"type": type(exc).__name__, "message": str(exc)}
+                    click.echo(json.dumps({"error": error}, indent=2, sort_keys=True))
+                click.echo(f"{type(exc).__name__}: {exc}", err=True)
+                sys.exit(interruption.exit_code if interruption.signum else EXIT_ERROR)
+            except KeyboardInterrupt:
+                click.echo("Interrupted.", err=True)
+                sys.exit(interruption.exit_code if interruption.signum else 128 + signal.SIGINT)
         sys.exit(code)
 
     return wrapper
@@ -329,6 +336,26 @@ def history(inv: Invocation) -> int:
 
 @main.command()
 @_command
+@click.option("--yes", "-y", is_flag=True, help="Recover without asking.")
+@click.option("--force", is_flag=True, help="Even if the lock's update still runs on this machine.")
+def recover(inv: Invocation, yes: bool, force: bool) -> int:
+    """Clear the lock and pending operations a dead update left on STACK, then refresh it."""
+    inv.confirm(f"Clear the lock and pending operations of stack {inv.stack!r}?", yes)
+    with inv.activity("Recovering"):
+        result = automation.recover(inv.stack, options=inv.options(progress=True), force=force)
+
+    def human(out: Console) -> None:
+        out.print(f"Cleared the lock of {result.stale_lock}" if result.stale_lock else "No stale lock found")
+        for pending in result.pending:
+            out.print(f"  dropped pending {pending}")
+        out.print(f"Refreshed {inv.stack}: {_changes_line(result.changes, applied=True)}")
+
+    inv.emit(result, human)
+    return EXIT_OK
+
+
+@main.command()
+@_command
 def plan(inv: Invocation) -> int:
     """Run STACK's program offline under mocks and print the resources it would create.
 
@@ -378,3 +405,7 @@ def _print_plan(out: Console, result: automation.Plan) -> None:
     out.print("Outputs:")
     for key, value in result.outputs.items():
         out.print(f"  {key}: {json.dumps(value)}")
+
+
+if __name__ == "__main__":
+    main()

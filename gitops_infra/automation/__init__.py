@@ -16,6 +16,7 @@ Example::
 from .drift import detect_drift
 from .operations import history, preview, refresh, up
 from .plan import COMPUTED, Plan, PlannedResource, offline_plan
+from .recover import RecoverResult, recover
 from .results import (
     SECRET,
     Deployment,
@@ -29,6 +30,7 @@ from .results import (
     UpResult,
 )
 from .rollback import PREVIOUS, rollback_to_commit
+from .signals import Interruption, cancel_on_signals
 from .workspace import StackOptions
 
 __all__ = [
@@ -39,18 +41,22 @@ __all__ = [
     "DriftKind",
     "DriftReport",
     "DriftedResource",
+    "Interruption",
     "Plan",
     "PlannedResource",
     "PreviewResult",
     "PropertyDiff",
+    "RecoverResult",
     "RefreshResult",
     "StackOptions",
     "Step",
     "UpResult",
+    "cancel_on_signals",
     "detect_drift",
     "history",
     "offline_plan",
     "preview",
+    "recover",
     "refresh",
     "rollback_to_commit",
     "up",

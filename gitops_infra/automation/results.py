@@ -24,11 +24,17 @@ __all__ = [
     "RefreshResult",
     "Step",
     "UpResult",
+    "changes_of",
     "to_jsonable",
 ]
 
 SECRET = "[secret]"
 """What a secret value is shown as, everywhere (the same marker Pulumi's own CLI prints)."""
+
+
+def changes_of(summary: Mapping[Any, int]) -> dict[str, int]:
+    """An engine change summary keyed by plain operation names (the engine may key it by ``OpType``)."""
+    return {getattr(op, "value", op): count for op, count in summary.items()}
 
 
 def _has_changes(changes: Mapping[str, int]) -> bool:

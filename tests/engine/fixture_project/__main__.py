@@ -8,8 +8,12 @@ and delete them offline. Config (namespace ``fixture``):
 - ``token`` (secret, optional): exported as a secret output;
 - ``fail`` (optional): when set, the program raises with this message;
 - ``delay`` (optional): seconds the program sleeps first, to hold the stack's lock in concurrency tests.
+
+``FIXTURE_SLOW_CREATE`` in the environment makes each create take that many seconds, so that an update
+can be interrupted while resource operations are in flight.
 """
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,7 @@ class FileProvider(ResourceProvider):
     """One text file; ``read`` reports what is on disk so that refresh sees out-of-band changes."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
+        time.sleep(float(os.environ.get("FIXTURE_SLOW_CREATE") or 0))
         Path(props["path"]).write_text(props["content"])
         return CreateResult(id_=props["path"], outs=dict(props))
 

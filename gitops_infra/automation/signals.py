@@ -1,0 +1,83 @@
+"""Cancel the engine cleanly when this process is asked to stop (SIGINT, SIGTERM).
+
+``pulumi.automation`` runs the engine as a child process and waits for it. A signal sent to this process
+alone (a CI runner cancelling a job, ``kill``) would leave that child running with the stack locked. While
+:func:`cancel_on_signals` is active, the first SIGINT or SIGTERM is passed on to the engine as SIGINT,
+which is Pulumi's own Ctrl-C: it lets in-flight resource operations finish, records them, releases the
+lock and exits with an error. A second signal is passed on too, and Pulumi then stops at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import FrameType
+
+import psutil
+
+__all__ = ["Interruption", "cancel_on_signals"]
+
+HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+
+@dataclass
+class Interruption:
+    """The first signal received while :func:`cancel_on_signals` was active, if any."""
+
+    signum: int | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's convention for "stopped by this signal": 128 + its number."""
+        return 128 + (self.signum or 0)
+
+
+def _engine_processes() -> list[psutil.Process]:
+    # The engine runs as a direct child; its own children (language host, plugins) are Pulumi's to stop.
+    return psutil.Process().children()
+
+
+@contextmanager
+def cancel_on_signals() -> Iterator[Interruption]:
+    """While active, SIGINT/SIGTERM cancel the running engine gracefully instead of orphaning it.
+
+    The interrupted operation then fails with the engine's own error (the caller sees a
+    ``GitOpsInfraError``), and ``Interruption.signum`` says which signal came. With no engine running,
+    the signal raises ``KeyboardInterrupt`` as usual. Outside the main thread this does nothing, as
+    Python only delivers signals there.
+
+    Example::
+
+        with cancel_on_signals() as interruption:
+            try:
+                up("dev")
+            except GitOpsInfraError:
+                if interruption.signum:
+                    sys.exit(interruption.exit_code)
+                raise
+    """
+    interruption = Interruption()
+    if threading.current_thread() is not threading.main_thread():
+        yield interruption
+        return
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        interruption.signum = interruption.signum or signum
+        children = _engine_processes()
+        if not children:
+            raise KeyboardInterrupt
+        for child in children:
+            # A child may have finished on its own in the meantime.
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.send_signal(signal.SIGINT)
+
+    previous = {signum: signal.signal(signum, forward) for signum in HANDLED}
+    try:
+        yield interruption
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

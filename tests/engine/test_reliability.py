@@ -1,0 +1,199 @@
+"""Faults survived: interrupts, a hard kill and its recovery, and many concurrent updates.
+
+The CLI runs as a real subprocess here, so signals reach it the way a CI runner's would.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from gitops_infra.automation import StackOptions, UpResult, history, up
+from gitops_infra.errors import StackLockedError
+
+from .conftest import FixtureRepo
+
+pytestmark = pytest.mark.engine
+
+CLI = [sys.executable, "-m", "gitops_infra.cli"]
+SLOW_CREATE_SECONDS = "4"
+ALL_FILES = {"a": "one", "b": "two", "c": "three", "d": "four"}
+
+
+def _locks(repo: FixtureRepo) -> list[Path]:
+    backend = Path(repo.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
+    return list(backend.glob(".pulumi/locks/**/*.json"))
+
+
+def _start_slow_up(repo: FixtureRepo) -> subprocess.Popen[str]:
+    """`gitops-infra up` adding c and d, whose creates each take a few seconds, started in its own session."""
+    repo.configure(ALL_FILES)
+    env = {**os.environ, **repo.env, "FIXTURE_SLOW_CREATE": SLOW_CREATE_SECONDS}
+    process = subprocess.Popen(
+        [*CLI, "up", "dev", "--yes", "--cwd", str(repo.root)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    # Mid-update: the stack is locked and the slow creates have started.
+    deadline = time.monotonic() + 60
+    while not _locks(repo) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _locks(repo), "the update never took the stack's lock"
+    time.sleep(2.5)
+    return process
+
+
+def _state_files(repo: FixtureRepo) -> dict[str, str]:
+    """File resources in the stack's state, by name, with their recorded content."""
+    checkpoint = json.loads(repo.state_bytes())["checkpoint"]["latest"]
+    return {
+        r["urn"].rsplit("::", 1)[-1]: r["outputs"]["content"]
+        for r in checkpoint["resources"]
+        if r["type"] == "pulumi-python:dynamic:Resource"
+    }
+
+
+def _engine_processes_in(root: Path) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cwd", "cmdline"]):
+        if process.info["cwd"] == str(root) and any(
+            "pulumi" in part for part in process.info["cmdline"] or []
+        ):
+            found.append(process)
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_up_cancels_cleanly_and_the_next_up_converges(
+    repo: FixtureRepo, signum: signal.Signals
+) -> None:
+    up("dev", options=repo.options)
+    process = _start_slow_up(repo)
+
+    process.send_signal(signum)
+    output, _ = process.communicate(timeout=120)
+
+    assert process.returncode == 128 + signum, output
+    assert "OperationFailedError" in output
+    assert not _locks(repo), "a cancelled update must release the stack's lock"
+    assert history("dev", options=repo.options)[0].result == "failed"
+
+    final = up("dev", options=repo.options)
+    assert final.outputs["files"] == ALL_FILES
+    assert repo.on_disk() == ALL_FILES
+    assert _state_files(repo) == ALL_FILES
+
+
+def test_after_kill_9_recover_clears_the_lock_and_the_next_up_converges(repo: FixtureRepo) -> None:
+    up("dev", options=repo.options)
+    process = _start_slow_up(repo)
+
+    # Everything dies at once, as when a CI runner is lost: the CLI, the engine, and the language host
+    # and plugins (which Pulumi starts in process groups of their own).
+    tree = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
+    assert any(p.name() == "pulumi-language-python" for p in tree), "killed before the program ran"
+    for member in tree:
+        member.kill()
+    process.communicate(timeout=30)
+    psutil.wait_procs(tree, timeout=30)
+    assert not _engine_processes_in(repo.root)
+
+    with pytest.raises(StackLockedError):
+        up("dev", options=repo.options)
+
+    env = {**os.environ, **repo.env}
+    recovered = subprocess.run(
+        [*CLI, "recover", "dev", "--yes", "--json", "--cwd", str(repo.root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert recovered.returncode == 0, recovered.stderr
+    report = json.loads(recovered.stdout)
+    assert report["stale_lock"] is not None and f"pid {process.pid}" not in report["stale_lock"]
+    assert not _locks(repo)
+
+    final = up("dev", options=repo.options)
+    assert final.outputs["files"] == ALL_FILES
+    # Nothing duplicated or orphaned: one state entry per file, and exactly those files on disk.
+    assert repo.on_disk() == ALL_FILES
+    assert _state_files(repo) == ALL_FILES
+    assert not up("dev", options=repo.options).has_changes
+
+
+def test_recover_refuses_while_the_update_still_runs(repo: FixtureRepo) -> None:
+    up("dev", options=repo.options)
+    process = _start_slow_up(repo)
+    try:
+        env = {**os.environ, **repo.env}
+        refused = subprocess.run(
+            [*CLI, "recover", "dev", "--yes", "--cwd", str(repo.root)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert refused.returncode == 1
+        assert refused.stderr.startswith("StackLockedError: ")
+        assert "still running" in refused.stderr
+    finally:
+        output, _ = process.communicate(timeout=120)
+    assert process.returncode == 0, output
+    assert repo.on_disk() == ALL_FILES
+
+
+def _concurrent_ups(repo: FixtureRepo, count: int, options: StackOptions) -> list[UpResult | Exception]:
+    outcomes: list[UpResult | Exception] = []
+    lock = threading.Lock()
+
+    def run() -> None:
+        try:
+            result: UpResult | Exception = up("dev", options=options)
+        except Exception as exc:  # collected and asserted on
+            result = exc
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def test_five_concurrent_ups_apply_one_at_a_time_and_the_state_stays_valid(repo: FixtureRepo) -> None:
+    up("dev", options=repo.options)
+    repo.configure({"a": "one", "b": "two"}, delay="2")
+
+    racing = _concurrent_ups(repo, 5, repo.options)
+    assert sum(isinstance(o, UpResult) for o in racing) == 1, racing
+    assert sum(isinstance(o, StackLockedError) for o in racing) == 4, racing
+
+    queued = _concurrent_ups(repo, 5, StackOptions(work_dir=repo.root, env=repo.env, lock_wait=300))
+    assert all(isinstance(o, UpResult) for o in queued), queued
+
+    updates = [d for d in history("dev", options=repo.options) if d.kind == "update"]
+    assert [d.result for d in updates] == ["succeeded"] * 7
+    spans = sorted((d.start_time, d.end_time) for d in updates)
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        assert end is not None and end <= start, "two updates overlapped"
+    # The state file is valid JSON that the engine still accepts.
+    json.loads(repo.state_bytes())
+    repo.configure({"a": "one", "b": "two"})
+    assert not up("dev", options=repo.options).has_changes
+    assert repo.on_disk() == {"a": "one", "b": "two"}
