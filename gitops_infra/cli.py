@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 from pulumi import automation as auto
@@ -42,7 +42,6 @@ EXIT_ERROR = 1
 EXIT_PENDING = 2
 """Drift found, or changes pending under ``preview --expect-no-changes``."""
 
-T = TypeVar("T")
 _LOG_WIDTH = 1000
 
 
@@ -93,13 +92,11 @@ class _StepPrinter:
         diag = event.diagnostic_event
         if done is not None and done.metadata.op != auto.OpType.SAME and _shown(done.metadata.type):
             meta = done.metadata
-            self.console.print(
-                f"  {meta.op.value:<8} {meta.type}  {meta.urn.rsplit('::', 1)[-1]}", highlight=False
-            )
+            self.console.print(f"  {meta.op.value:<8} {meta.type}  {meta.urn.rsplit('::', 1)[-1]}")
         elif failed is not None:
-            self.console.print(f"  failed   {failed.metadata.urn}", style="red", highlight=False)
+            self.console.print(f"  failed   {failed.metadata.urn}", style="red")
         elif diag is not None and diag.severity == "error":
-            self.console.print(f"  error: {diag.message.strip()}", style="red", highlight=False)
+            self.console.print(f"  error: {diag.message.strip()}", style="red")
 
 
 def _shown(resource_type: str) -> bool:
@@ -257,11 +254,10 @@ def up(
 
 def _print_update(out: Console, verb: str, result: automation.UpResult) -> None:
     commit = f" from {result.commit[:12]}" if result.commit else ""
-    out.print(
-        f"{verb} {result.stack} (version {result.version}{commit}): {_changes_line(dict(result.changes))}"
-    )
+    changes = _changes_line(dict(result.changes), applied=True)
+    out.print(f"{verb} {result.stack} (version {result.version}{commit}): {changes}")
     for key, value in sorted(result.outputs.items()):
-        out.print(f"  {key}: {json.dumps(value)}", highlight=False)
+        out.print(f"  {key}: {json.dumps(value)}")
 
 
 @main.command()

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # One idempotent setup for gitops-infra; both README commands run it first.
 #
+#   tools/setup.sh          both steps below (what `make test` needs)
+#   tools/setup.sh python   step 1 only (what the offline plan, `make plan`, needs)
+#
 #   1. .venv with `pip install -e '.[dev]'` (skipped while pyproject.toml is unchanged);
 #   2. the Pulumi engine: a `pulumi` already on PATH when its version is in the supported range,
 #      otherwise the pinned CLI and Python language host built from tools/pulumi into .tools/pulumi/bin
@@ -46,6 +49,11 @@ else
   "$venv/bin/python" -m pip install --quiet -e '.[dev]'
   echo "$want" >"$venv/.setup-stamp"
   say "python: installed gitops-infra and its dev extras into $venv"
+fi
+
+# The offline plan needs only the Python side: `tools/setup.sh python` stops here.
+if [ "${1:-all}" = "python" ]; then
+  exit 0
 fi
 
 # --- 2. The Pulumi engine --------------------------------------------------------------------------

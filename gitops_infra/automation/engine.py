@@ -103,7 +103,7 @@ def _translate(exc: Exception, ws: Workspace, operation: str) -> GitOpsInfraErro
     if isinstance(exc, upstream.ConcurrentUpdateError):
         return StackLockedError(
             f"stack {ws.stack!r} is locked by another update; wait for it to finish, pass a lock_wait to "
-            "retry, or run `pulumi cancel` if that update is dead",
+            "retry, or, if that update died, run `gitops-infra recover` (recover() in Python)",
             stack=ws.stack,
         )
     if isinstance(exc, upstream.CommandError):
@@ -153,7 +153,8 @@ def run(
     while True:
         ws.policy_events.clear()
         try:
-            workspace = ws.local_workspace()
+            # Without ``create``, the operation's own ``--stack`` finds a missing stack: no select call.
+            workspace = ws.local_workspace(select=create)
             stack = (
                 auto.Stack.create_or_select(ws.stack, workspace)
                 if create

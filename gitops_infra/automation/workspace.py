@@ -17,12 +17,14 @@ The defaults work with no account and no login:
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pulumi import automation as auto
@@ -60,6 +62,55 @@ class StackOptions:
     """Called with each engine event as it streams, for progress displays."""
     lock_wait: float = 0.0
     """Seconds to keep retrying while another update holds the stack's lock; 0 fails at once."""
+
+
+# `pulumi stack output --json` prints this for a secret output unless asked to decrypt it.
+_MASKED_SECRET = "[secret]"
+
+# One PulumiCommand per engine binary, made once per process: making one runs `pulumi version` to check
+# the engine is new enough, a subprocess that would otherwise add ~0.15 s to every operation. Keyed on
+# the binary's path, size and mtime, so a rebuilt or replaced engine is checked again.
+_COMMANDS: dict[tuple[Path, int, int], auto.PulumiCommand] = {}
+
+
+def _pulumi_command(engine: Path) -> auto.PulumiCommand:
+    stat = engine.stat()
+    key = (engine, stat.st_size, stat.st_mtime_ns)
+    command = _COMMANDS.get(key)
+    if command is None:
+        # PulumiCommand finds the CLI at <root>/bin/pulumi and puts that directory first on the engine's
+        # PATH, which is how the language host and the dynamic-provider plugin beside it are found.
+        command = (
+            auto.PulumiCommand(root=str(engine.parent.parent))
+            if engine.parent.name == "bin"
+            else auto.PulumiCommand()
+        )
+        _COMMANDS[key] = command
+    return command
+
+
+class _LocalWorkspace(auto.LocalWorkspace):
+    """``LocalWorkspace`` minus engine calls whose results our operations never use.
+
+    - With ``select=False``, selecting a stack runs nothing: every stack command names the stack with
+      ``--stack`` and fails on a missing one with the same ``StackNotFoundError`` that
+      ``pulumi stack select`` would raise, so that extra engine call only persisted the selection.
+    - Stack outputs come from one masked ``pulumi stack output --json``: our results mask every secret
+      output, so the second, decrypting call the base class makes only produced plaintext to discard.
+    """
+
+    def __init__(self, *, select: bool, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._select = select
+
+    def select_stack(self, stack_name: str) -> None:
+        if self._select:
+            super().select_stack(stack_name)
+
+    def stack_outputs(self, stack_name: str) -> auto.OutputMap:
+        result = self._run_pulumi_cmd_sync(["stack", "output", "--json", "--stack", stack_name])
+        masked: dict[str, Any] = json.loads(result.stdout)
+        return {key: auto.OutputValue(value=v, secret=v == _MASKED_SECRET) for key, v in masked.items()}
 
 
 def find_project(start: Path) -> Path:
@@ -165,15 +216,15 @@ class Workspace:
 
         return dispatch
 
-    def local_workspace(self) -> auto.LocalWorkspace:
-        """A ``pulumi.automation`` workspace on this project, engine and backend."""
-        # PulumiCommand finds the CLI at <root>/bin/pulumi and puts that directory first on the engine's
-        # PATH, which is how the language host and the dynamic-provider plugin beside it are found.
-        command = (
-            auto.PulumiCommand(root=str(self.engine.parent.parent))
-            if self.engine.parent.name == "bin"
-            else auto.PulumiCommand()
-        )
-        return auto.LocalWorkspace(
-            work_dir=str(self.project), pulumi_command=command, env_vars=dict(self.env)
+    def local_workspace(self, *, select: bool = True) -> auto.LocalWorkspace:
+        """A ``pulumi.automation`` workspace on this project, engine and backend.
+
+        ``select=False`` skips ``pulumi stack select`` (see :class:`_LocalWorkspace`); creating a stack
+        needs it, since a missing stack is found that way.
+        """
+        return _LocalWorkspace(
+            select=select,
+            work_dir=str(self.project),
+            pulumi_command=_pulumi_command(self.engine),
+            env_vars=dict(self.env),
         )

@@ -1,0 +1,143 @@
+"""``python -m bench``: run the benchmarks, print their tables and write the JSON.
+
+Defaults: all three suites, 5 repeats, the engine suite at 10, 100 and 500 resources, the scaling suite
+at N = 1, 2, 4, 8, 16 (about 15 minutes on 2 cores). ``--quick`` is a smoke run of about 2 minutes:
+10 resources, 3 repeats, N = 1, 2, 4 (its medians are too noisy to quote).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import engine_overhead, plan_scaling, plan_startup
+from .fixture import REPO_ROOT, put_engine_on_path
+
+SUITES = ("engine", "startup", "scaling")
+DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "latest.json"
+
+
+def _ints(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: 10 resources, 3 repeats, N=1,2,4")
+    parser.add_argument("--repeats", type=int, help="timed repeats per figure (default 5; quick 3)")
+    parser.add_argument("--sizes", type=_ints, help="engine suite resource counts (default 10,100,500)")
+    parser.add_argument("--ns", type=_ints, help="scaling suite N values (default 1,2,4,8,16)")
+    parser.add_argument(
+        "--suite", action="append", choices=SUITES, help="run only this suite (repeatable; default all)"
+    )
+    parser.add_argument(
+        "--operation",
+        action="append",
+        choices=("preview", "up", "detect_drift"),
+        help="engine suite: only this operation (repeatable; default all)",
+    )
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON file (default {DEFAULT_OUT})")
+    args = parser.parse_args(argv)
+    args.repeats = args.repeats or (3 if args.quick else 5)
+    args.sizes = args.sizes or ([10] if args.quick else [10, 100, 500])
+    args.ns = args.ns or ([1, 2, 4] if args.quick else [1, 2, 4, 8, 16])
+    args.suite = args.suite or list(SUITES)
+    return args
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds:7.3f}s"
+
+
+def _verdict(ratio: float, target: float) -> str:
+    return "ok" if ratio <= target else "MISS"
+
+
+def _print_engine(rows: list[dict[str, Any]]) -> None:
+    print("\n## Automation layer vs raw pulumi CLI (median of {} repeats)\n".format(rows[0]["repeats"]))
+    print("| operation | vs raw command | resources | ours | raw | ratio | target |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    for r in rows:
+        print(
+            f"| {r['operation']} | `{r['raw_command']}` | {r['resources']} | {_fmt(r['ours_median_s'])} | "
+            f"{_fmt(r['raw_median_s'])} | {r['ratio']:.3f} | "
+            f"<= {r['target']} {_verdict(r['ratio'], r['target'])} |"
+        )
+
+
+def _print_startup(row: dict[str, Any]) -> None:
+    print(f"\n## Offline plan vs importing the SDKs alone (median of {row['repeats']} repeats)\n")
+    print("| command | baseline | ours | baseline | ratio | target |")
+    print("|---|---|---:|---:|---:|---|")
+    print(
+        f"| `{row['command']}` | `{row['baseline']}` | {_fmt(row['ours_median_s'])} | "
+        f"{_fmt(row['baseline_median_s'])} | {row['ratio']:.3f} | <= {row['target']} "
+        f"{_verdict(row['ratio'], row['target'])} |"
+    )
+    print(
+        f"| `{row['command']}` | import the {len(row['used_modules'])} SDK modules the plan loads | "
+        f"{_fmt(row['ours_median_s'])} | {_fmt(row['used_modules_median_s'])} | "
+        f"{row['ratio_to_used_modules']:.3f} | (context) |"
+    )
+
+
+def _print_scaling(rows: list[dict[str, Any]]) -> None:
+    print(f"\n## Offline plan time vs N (in-process, median of {rows[0]['repeats']} repeats)\n")
+    print("| scaled | N | resources | median | linear fit | ratio to N=first |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        first = r["points"][0]["median_s"]
+        for p in r["points"]:
+            print(
+                f"| {r['dimension']} | {p['n']} | {p['resources']} | {_fmt(p['median_s'])} | "
+                f"{_fmt(p['fit_s'])} | {p['median_s'] / first:.3f} |"
+            )
+    print("\n| scaled | slope per N | intercept | R² | max deviation from fit | linear? |")
+    print("|---|---:|---:|---:|---:|---|")
+    for r in rows:
+        f = r["fit"]
+        print(
+            f"| {r['dimension']} | {f['slope_s_per_n'] * 1000:.1f} ms | {_fmt(f['intercept_s'])} | "
+            f"{f['r_squared']:.4f} | {f['max_rel_deviation'] * 100:.1f}% | {'yes' if r['linear'] else 'no'} |"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _args(argv)
+    put_engine_on_path()
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {"python": sys.version.split()[0], "platform": platform.platform()},
+        "settings": {
+            "quick": args.quick,
+            "repeats": args.repeats,
+            "sizes": args.sizes,
+            "ns": args.ns,
+            "suites": args.suite,
+        },
+    }
+    if "engine" in args.suite:
+        results["engine"] = engine_overhead.run(args.sizes, args.repeats, args.operation or ())
+        _print_engine(results["engine"])
+    if "startup" in args.suite:
+        results["startup"] = plan_startup.run(args.repeats)
+        _print_startup(results["startup"])
+    if "scaling" in args.suite:
+        results["scaling"] = plan_scaling.run(args.ns, args.repeats)
+        _print_scaling(results["scaling"])
+    results["elapsed_s"] = time.perf_counter() - started
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nTotal {results['elapsed_s']:.0f}s; results written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,112 @@
+"""Our automation layer against the raw ``pulumi`` CLI, on the same fixture, stack, backend and env.
+
+Per size, one fixture is brought up once; then each repeat times ours and raw back to back, alternating
+which goes first so that drift (page cache, CPU frequency, the stack's growing history) cancels out. One
+untimed warm-up pair comes first.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gitops_infra.automation import StackOptions, detect_drift, preview, up
+
+from .fixture import STACK, Fixture, fixture
+from .stats import median, timed
+
+TARGET = 1.05
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One operation: our function and the raw command it wraps."""
+
+    name: str
+    raw: str
+    ours: Callable[[Fixture], object]
+    raw_args: tuple[str, ...]
+
+
+def _options(fx: Fixture) -> StackOptions:
+    return StackOptions(work_dir=fx.root, env=fx.env)
+
+
+def _check_preview(fx: Fixture) -> object:
+    result = preview(STACK, options=_options(fx))
+    if result.has_changes:
+        raise RuntimeError(f"the fixture should be up to date, but preview shows {result.changes}")
+    return result
+
+
+def _check_up(fx: Fixture) -> object:
+    result = up(STACK, options=_options(fx), message="bench: no-op up")
+    if set(result.changes) - {"same"}:
+        raise RuntimeError(f"the no-op up changed something: {result.changes}")
+    return result
+
+
+def _check_drift(fx: Fixture) -> object:
+    report = detect_drift(STACK, options=_options(fx))
+    if report.has_drift:
+        raise RuntimeError("the fixture should have no drift")
+    return report
+
+
+PAIRS = (
+    Pair("preview", "pulumi preview", _check_preview, ("preview",)),
+    Pair(
+        "up (no-op)",
+        "pulumi up --yes --skip-preview",
+        _check_up,
+        ("up", "--yes", "--skip-preview", "--message", "bench: no-op up"),
+    ),
+    Pair("detect_drift", "pulumi refresh --preview-only", _check_drift, ("refresh", "--preview-only")),
+)
+
+
+def _measure(fx: Fixture, pair: Pair, repeats: int) -> dict[str, object]:
+    def ours() -> float:
+        return timed(lambda: pair.ours(fx))
+
+    def raw() -> float:
+        return timed(lambda: fx.pulumi(*pair.raw_args))
+
+    ours(), raw()  # warm-up, untimed
+    ours_s: list[float] = []
+    raw_s: list[float] = []
+    for index in range(repeats):
+        if index % 2 == 0:
+            ours_s.append(ours())
+            raw_s.append(raw())
+        else:
+            raw_s.append(raw())
+            ours_s.append(ours())
+    ours_median, raw_median = median(ours_s), median(raw_s)
+    ratio = ours_median / raw_median
+    return {
+        "operation": pair.name,
+        "raw_command": pair.raw,
+        "resources": fx.size,
+        "repeats": repeats,
+        "ours_s": ours_s,
+        "raw_s": raw_s,
+        "ours_median_s": ours_median,
+        "raw_median_s": raw_median,
+        "ratio": ratio,
+        "target": TARGET,
+        "meets_target": ratio <= TARGET,
+    }
+
+
+def run(sizes: Sequence[int], repeats: int, operations: Sequence[str] = ()) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    pairs = [p for p in PAIRS if not operations or p.name.split()[0] in operations]
+    for size in sizes:
+        print(f"[engine] setting up the fixture with {size} resources (initial up)...", file=sys.stderr)
+        with fixture(size) as fx:
+            for pair in pairs:
+                print(f"[engine]   {pair.name} x{repeats} at {size} resources", file=sys.stderr)
+                rows.append(_measure(fx, pair, repeats))
+    return rows

@@ -1,0 +1,84 @@
+"""``gitops-infra plan dev`` as a subprocess against a bare import of the five provider SDKs.
+
+The SDK packages load their resource modules lazily, so the bare ``import pulumi_aws, ...`` loads almost
+none of what the stack program uses. A second baseline imports exactly the SDK modules a plan leaves in
+``sys.modules`` (found by one plan in a subprocess first): the floor any program creating those resources
+pays. All three run from the repository root with this interpreter, interleaved, after a warm-up round.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .fixture import REPO_ROOT
+from .stats import median, timed
+
+TARGET = 1.5
+IMPORTS = "import pulumi_aws, pulumi_eks, pulumi_kubernetes, pulumi_github, pulumi_tls"
+STACK = "dev"
+SDKS = ("pulumi_aws", "pulumi_eks", "pulumi_kubernetes", "pulumi_github", "pulumi_tls")
+_LOADED = f"""
+import json, sys
+from pathlib import Path
+from gitops_infra.automation import StackOptions, offline_plan
+offline_plan({STACK!r}, options=StackOptions(work_dir=Path.cwd()))
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {SDKS!r})))
+"""
+
+
+def _cli() -> list[str]:
+    script = Path(sys.executable).parent / "gitops-infra"
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("gitops-infra")
+    if found is None:
+        raise SystemExit("no gitops-infra console script: install the package (make setup)")
+    return [found]
+
+
+def _run(args: list[str]) -> str:
+    # The plan needs no engine, backend or passphrase; give it none, as on a fresh CI runner.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PULUMI_CONFIG_PASSPHRASE")}
+    result = subprocess.run(args, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed ({result.returncode}): {result.stderr[-2000:]}")
+    return result.stdout
+
+
+def run(repeats: int) -> dict[str, object]:
+    modules: list[str] = json.loads(_run([sys.executable, "-c", _LOADED]))
+    commands = {
+        "ours": [*_cli(), "plan", STACK],
+        "bare": [sys.executable, "-c", IMPORTS],
+        "used": [sys.executable, "-c", f"import {', '.join(modules)}"],
+    }
+    print(f"[startup] gitops-infra plan {STACK} vs SDK imports x{repeats}", file=sys.stderr)
+    for args in commands.values():  # warm-up (bytecode and page cache), untimed
+        _run(args)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for index in range(repeats):
+        order = list(commands) if index % 2 == 0 else list(reversed(commands))
+        for name in order:
+            times[name].append(timed(lambda args=commands[name]: _run(args)))
+    medians = {name: median(values) for name, values in times.items()}
+    return {
+        "command": f"gitops-infra plan {STACK}",
+        "baseline": f'python -c "{IMPORTS}"',
+        "used_modules": modules,
+        "repeats": repeats,
+        "ours_s": times["ours"],
+        "baseline_s": times["bare"],
+        "used_modules_s": times["used"],
+        "ours_median_s": medians["ours"],
+        "baseline_median_s": medians["bare"],
+        "used_modules_median_s": medians["used"],
+        "ratio": medians["ours"] / medians["bare"],
+        "ratio_to_used_modules": medians["ours"] / medians["used"],
+        "target": TARGET,
+        "meets_target": medians["ours"] / medians["bare"] <= TARGET,
+    }
