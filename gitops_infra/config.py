@@ -512,6 +512,34 @@ def _secret(raw: Any) -> pulumi.Output[str] | None:
     return pulumi.Output.secret(str(raw))
 
 
+def _unencodable_text(value: Any, where: str, problems: list[str], enclosing: tuple[int, ...] = ()) -> None:
+    """Report text that is not valid Unicode, such as a lone surrogate from a YAML escape (``"\\uD800"``).
+
+    The models accept it, and it would only fail later, when the program hands it to the engine.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            problems.append(f"{where}: is not valid Unicode text (it holds a lone surrogate)")
+        return
+    if id(value) in enclosing:  # a YAML alias cycle; the models report it
+        return
+    inside = (*enclosing, id(value))
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and not key.isascii():
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    problems.append(f"{where}: has a key that is not valid Unicode text")
+                    continue
+            _unencodable_text(item, f"{where}.{key}", problems, inside)
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _unencodable_text(item, f"{where}[{index}]", problems, inside)
+
+
 def load_config(
     raw: Mapping[str, Any],
     *,
@@ -525,8 +553,12 @@ def load_config(
     ``sopsAgeKey``) may be plain strings, ``pulumi.Output``s or ``{"secure": ...}`` ciphertext; they become
     ``pulumi.Output`` secrets. ``secrets``, when given, takes precedence over them.
 
-    Raises ``ConfigError`` listing every problem by its key path.
+    Raises ``ConfigError`` listing every problem by its key path; ``raw`` that is not a mapping (a YAML
+    file whose ``config:`` is a list or a string) is one such problem.
     """
+    if not isinstance(raw, Mapping):
+        problem = f"{PROJECT}: the stack config must be a mapping of keys to values, not {type(raw).__name__}"
+        raise ConfigError([problem], stack=stack)
     problems: list[str] = []
     values: dict[str, Any] = {}
     for key, value in raw.items():
@@ -536,6 +568,7 @@ def load_config(
         if bare not in SECTIONS and bare not in SECRET_KEYS:
             problems.append(f"{PROJECT}:{bare}: unknown key")
             continue
+        _unencodable_text(value, f"{PROJECT}:{bare}", problems)
         values[bare] = value
 
     if secrets is None:

@@ -42,6 +42,19 @@ def _join(path: str, key: str | int) -> str:
     return f'{path}["{key}"]'
 
 
+def _secret_paths(value: Any, path: str = "") -> Iterator[str]:
+    """The property paths of the secret values inside an output value (engine bookkeeping excluded)."""
+    if _is_secret(value):
+        yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if path or not key.startswith("__"):
+                yield from _secret_paths(item, _join(path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _secret_paths(item, _join(path, index))
+
+
 def _property_diffs(recorded: Any, actual: Any, path: str = "") -> Iterator[PropertyDiff]:
     """Leaf-level differences between two output values, in Pulumi's property-path notation."""
     if _is_secret(recorded) or _is_secret(actual):
@@ -84,9 +97,13 @@ def detect_drift(stack: str, *, options: StackOptions | None = None) -> DriftRep
         actual = meta.new.outputs if meta.new else {}
         diffs = tuple(_property_diffs(recorded, actual)) if kind is DriftKind.CHANGED else ()
         if kind is DriftKind.CHANGED and not diffs:
-            # The engine also reports an update when only the recorded inputs would be rewritten
-            # (a provider's read normalising them); the resource itself has not changed.
-            return
+            # Nothing visible changed. Either a secret did (the engine masks both sides, so which one
+            # cannot be told: each secret property is reported, masked), or only the recorded inputs
+            # would be rewritten (a provider's read normalising them) and the resource is unchanged.
+            secrets = sorted(set(_secret_paths(recorded)) | set(_secret_paths(actual)))
+            if not secrets:
+                return
+            diffs = tuple(PropertyDiff(path=path, recorded=SECRET, actual=SECRET) for path in secrets)
         drifted.append(DriftedResource(urn=meta.urn, type=meta.type, kind=kind, diffs=diffs))
 
     def work(s: auto.Stack) -> DriftReport:

@@ -9,6 +9,8 @@ project's secret keys that the stack file does not set, are planned with redacte
 
 from __future__ import annotations
 
+import asyncio
+import datetime
 import json
 import runpy
 from collections.abc import Awaitable, Mapping
@@ -19,8 +21,9 @@ from typing import Any
 import pulumi
 import yaml
 from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs
+from pulumi.runtime.settings import SETTINGS
 from pulumi.runtime.stack import Stack, run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from ..config import PROJECT, SECRET_KEYS, load_config
 from ..errors import ConfigError, OperationFailedError, StackNotFoundError
@@ -77,17 +80,76 @@ class _EchoMocks(pulumi.runtime.Mocks):
         return {}, None
 
 
+def _unreadable(exc: Exception) -> str:
+    """Why a stack file cannot be read, saying where but never quoting its content (it may hold secrets)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"is not UTF-8 text (byte {exc.start})"
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        return f"is not valid YAML: {exc.problem} (line {mark.line + 1}, column {mark.column + 1})"
+    if isinstance(exc, yaml.reader.ReaderError):
+        return f"is not valid YAML: {exc.reason} (character {exc.position})"
+    return "is not valid YAML"
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _plain(value: Any, where: str, problems: list[str], enclosing: tuple[int, ...] = ()) -> Any:
+    """``value`` as the plain data the engine hands a program, or a problem for what has no such form.
+
+    The engine reads the stack file as YAML 1.2 data: a date is a string to it. PyYAML's extra types
+    (``!!binary``, ``!!set``) have no counterpart, and an alias to an enclosing node makes a cycle.
+    """
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, _JSON_SCALARS):
+        return value
+    if not isinstance(value, dict | list):
+        problems.append(f"{where}: holds a {type(value).__name__} value, which a stack config cannot hold")
+        return None
+    if id(value) in enclosing:
+        problems.append(f"{where}: refers to itself through a YAML alias")
+        return None
+    inside = (*enclosing, id(value))
+    if isinstance(value, list):
+        return [_plain(item, f"{where}[{index}]", problems, inside) for index, item in enumerate(value)]
+    plain: dict[Any, Any] = {}
+    for key, item in value.items():
+        if isinstance(key, datetime.date):
+            key = key.isoformat()
+        elif not isinstance(key, _JSON_SCALARS):
+            problems.append(f"{where}: has a {type(key).__name__} key, which a stack config cannot hold")
+            continue
+        plain[key] = _plain(item, f"{where}.{key}", problems, inside)
+    return plain
+
+
 def _stack_config(project: Path, stack: str) -> dict[str, Any]:
     settings = project / f"Pulumi.{stack}.yaml"
     if not settings.is_file():
         raise StackNotFoundError(f"no {settings.name} in {project}: the offline plan reads it", stack=stack)
-    loaded = yaml.safe_load(settings.read_text()) or {}
+    try:
+        loaded = yaml.safe_load(settings.read_text(encoding="utf-8")) or {}
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError([f"{settings.name}: {_unreadable(exc)}"], stack=stack) from None
     config = loaded.get("config") if isinstance(loaded, dict) else None
     if config is None:
         return {}
     if not isinstance(config, dict):
         raise ConfigError([f"{settings.name}: config must be a mapping of keys to values"], stack=stack)
-    return config
+    problems: list[str] = []
+    plain: dict[str, Any] = {}
+    for key, value in config.items():
+        if not isinstance(key, str) or not key.partition(":")[2]:
+            # The engine refuses a key without a namespace in a stack file, so the plan must not run it:
+            # the program reads only namespaced keys and would not see it.
+            problems.append(f"{settings.name}: config keys are <namespace>:<name>, such as {PROJECT}:cluster")
+            continue
+        plain[key] = _plain(value, key, problems)
+    if problems:
+        raise ConfigError(problems, stack=stack)
+    return plain
 
 
 def _without_ciphertext(value: Any) -> tuple[Any, bool]:
@@ -134,6 +196,29 @@ async def _exported(root: Stack) -> dict[str, Any]:
         else:
             exported[name] = await output.future()
     return exported
+
+
+def _drain_leftovers() -> None:
+    """Run what a failed run left on the event loop to its end, while its own mocks are still installed.
+
+    A program that fails stops the run at its first error, but its other registrations are still tasks on
+    the event loop that every plan in this process shares. Left there, they would run during the next plan
+    and fail it with this one's error, or register this program's resources into its graph. Under mocks
+    they finish at once (there is no engine to wait for), so they are run out rather than cancelled
+    (cancelled, they left the next plan waiting forever on futures that never resolved).
+    """
+    loop = _ensure_event_loop()  # type: ignore[no-untyped-call]  # the one _sync_await runs plans on
+    if loop.is_running():
+        return
+    while pending := [task for task in asyncio.all_tasks(loop) if not task.done()]:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    # The runtime keeps failed outputs "to pick up at program exit"; this run has already reported.
+    with SETTINGS.lock:
+        failed = list(SETTINGS.outputs)
+        SETTINGS.outputs.clear()
+    for task in failed:
+        if task.done() and not task.cancelled():
+            task.exception()  # retrieved, so asyncio does not log it as never retrieved
 
 
 def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
@@ -189,6 +274,8 @@ def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
             operation="plan",
             engine_message=message,
         ) from exc
+    finally:
+        _drain_leftovers()
 
     graph = monitor.graph
     urns = {r.urn for r in graph}

@@ -1,8 +1,10 @@
 """The gitops-infra CrossGuard policies: names, enforcement levels, config schemas and wiring.
 
 Each policy is a ``ResourceValidationPolicy`` whose validate function picks the resource types it is
-about and reports each message its rule in :mod:`gitops_infra.policy.rules` returns. ``__main__.py``
-serves :func:`policies` as the ``gitops-infra`` pack.
+about and reports each message its rule in :mod:`gitops_infra.policy.rules` returns, except
+``deploy-key-read-only``: whether a deploy key may write depends on another resource (the Flux install
+and its image automation), so it is a ``StackValidationPolicy`` that sees the whole stack and reports on
+each deploy key by URN. ``__main__.py`` serves :func:`policies` as the ``gitops-infra`` pack.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pulumi_policy import (
     ResourceValidation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
 )
 
 from . import rules
@@ -96,6 +100,15 @@ def _policy(
     )
 
 
+def _validate_deploy_keys(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    """``deploy-key-read-only``: each writable deploy key, unless the stack's Flux (or config) has image
+    automation on."""
+    settings = rules.DeployKeySettings.from_config(args.get_config())
+    resources = [(r.resource_type, r.urn, r.props) for r in args.resources]
+    for urn, message in rules.stack_deploy_key_violations(resources, settings):
+        report_violation(message, urn)
+
+
 def policies() -> list[Policy]:
     """The pack's policies, each with its enforcement level and (where configurable) config schema."""
     return [
@@ -124,22 +137,28 @@ def policies() -> list[Policy]:
                 {rules.EKS_CLUSTER_TYPE}, lambda args: rules.secrets_encryption_violations(args.props)
             ),
         ),
-        _policy(
-            DEPLOY_KEY_READ_ONLY,
-            "The fleet repository's deploy key is read-only unless Flux image automation is on.",
-            _validation(
-                {rules.DEPLOY_KEY_TYPE},
-                lambda args: rules.deploy_key_violations(
-                    args.props, rules.DeployKeySettings.from_config(args.get_config())
-                ),
+        StackValidationPolicy(
+            name=DEPLOY_KEY_READ_ONLY,
+            description=(
+                "The fleet repository's deploy key is read-only unless Flux image automation is on: "
+                "inferred from the stack's flux2 Helm release (imageAutomationController.create), or "
+                "forced by config."
             ),
-            {
-                "imageAutomation": {
-                    "type": "boolean",
-                    "default": False,
-                    "description": "Flux image automation runs on this stack, so its deploy key may write.",
+            validate=_validate_deploy_keys,
+            enforcement_level=ENFORCEMENT[DEPLOY_KEY_READ_ONLY],
+            config_schema=PolicyConfigSchema(
+                properties={
+                    "imageAutomation": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": (
+                            "Force image automation on, for a stack whose Flux is installed elsewhere; "
+                            "a flux2 release in the stack with imageAutomationController.create turns "
+                            "it on by itself."
+                        ),
+                    }
                 }
-            },
+            ),
         ),
         _policy(
             FLUX_GIT_REPOSITORY_INTERVAL,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -32,8 +32,11 @@ __all__ = [
     "EKS_CLUSTER_TYPE",
     "EKS_NODE_GROUP_TYPE",
     "ENVIRONMENT_TAG_KEYS",
+    "FLUX_CHART",
+    "FLUX_IMAGE_AUTOMATION_VALUES",
     "GIT_REPOSITORY_TYPES",
     "GO_DURATION_PATTERN",
+    "HELM_RELEASE_TYPES",
     "OPEN_CIDRS",
     "POD_SPEC_PATHS",
     "DeployKeySettings",
@@ -45,6 +48,7 @@ __all__ = [
     "deploy_key_violations",
     "effective_tag_keys",
     "endpoint_violations",
+    "flux_image_automation",
     "git_repository_interval_violations",
     "image_problem",
     "image_tag_violations",
@@ -52,6 +56,7 @@ __all__ = [
     "parse_duration",
     "required_tag_violations",
     "secrets_encryption_violations",
+    "stack_deploy_key_violations",
 ]
 
 # --- resource types ---------------------------------------------------------------------------------
@@ -61,6 +66,11 @@ EKS_CLUSTER_TYPE = "aws:eks/cluster:Cluster"
 EKS_NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
 """The AWS resource under ``pulumi_eks.ManagedNodeGroup``."""
 DEPLOY_KEY_TYPE = "github:index/repositoryDeployKey:RepositoryDeployKey"
+HELM_RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release",)
+FLUX_CHART = "flux2"
+"""The fluxcd-community chart that installs the Flux controllers (``gitops_infra.components.flux``)."""
+FLUX_IMAGE_AUTOMATION_VALUES = ("imageAutomationController", "create")
+"""Where the chart's values turn on image-automation-controller, the only controller that pushes to git."""
 GIT_REPOSITORY_TYPES = ("kubernetes:source.toolkit.fluxcd.io/v1:GitRepository",)
 
 POD_SPEC_PATHS: Mapping[str, tuple[str, ...]] = {
@@ -225,7 +235,11 @@ class DeployKeySettings:
     """Config of ``deploy-key-read-only``."""
 
     image_automation: bool = False
-    """Flux image automation runs, so Flux must push to git (config ``imageAutomation``)."""
+    """Flux image automation runs, so Flux must push to git (config ``imageAutomation``).
+
+    The stack policy also infers it from the Flux install in the same stack; this setting forces it on
+    for a stack whose Flux is installed elsewhere (another stack, or ``flux bootstrap``).
+    """
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> DeployKeySettings:
@@ -337,8 +351,50 @@ def deploy_key_violations(
     if props.get("readOnly", True) is not False or settings.image_automation:
         return []
     return [
-        "this deploy key can write to the repository, but image automation is off; set readOnly to true, "
-        "or set the policy's imageAutomation config to true if Flux image automation pushes to git"
+        "this deploy key can write to the repository, but image automation is off (no Flux install in this "
+        "stack enables imageAutomationController); set readOnly to true, or set the policy's "
+        "imageAutomation config to true if Flux image automation pushes to git"
+    ]
+
+
+def flux_image_automation(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> bool:
+    """True when a Flux install among ``resources`` (``(type, props)`` pairs) runs image automation.
+
+    A Flux install is a Helm release of the ``flux2`` chart; image automation is on when its values set
+    ``imageAutomationController.create`` to true (the chart's default is false, and the platform always
+    sets it). Values may arrive JSON-encoded, as object-valued inputs sometimes do.
+    """
+    for resource_type, props in resources:
+        if resource_type not in HELM_RELEASE_TYPES or props.get("chart") != FLUX_CHART:
+            continue
+        values: Any = props.get("values")
+        if isinstance(values, str):
+            try:
+                values = json.loads(values)
+            except ValueError:
+                continue
+        if isinstance(values, Mapping) and _at(values, *FLUX_IMAGE_AUTOMATION_VALUES) is True:
+            return True
+    return False
+
+
+def stack_deploy_key_violations(
+    resources: Iterable[tuple[str, str, Mapping[str, Any]]],
+    settings: DeployKeySettings = DeployKeySettings(),
+) -> list[tuple[str, str]]:
+    """``deploy-key-read-only`` over a whole stack: ``(urn, message)`` for each writable deploy key.
+
+    ``resources`` are ``(type, urn, props)`` triples. Image automation is on when ``settings`` says so
+    (the explicit override) or when the stack's own Flux install enables it (:func:`flux_image_automation`).
+    """
+    resources = list(resources)
+    inferred = flux_image_automation((resource_type, props) for resource_type, _, props in resources)
+    effective = DeployKeySettings(image_automation=settings.image_automation or inferred)
+    return [
+        (urn, message)
+        for resource_type, urn, props in resources
+        if resource_type == DEPLOY_KEY_TYPE
+        for message in deploy_key_violations(props, effective)
     ]
 
 

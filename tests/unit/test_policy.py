@@ -7,6 +7,7 @@ as the policy runtime does, with a recording ``report_violation``.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,9 +23,12 @@ from pulumi_policy import (
     EnforcementLevel,
     PolicyCustomTimeouts,
     PolicyProviderResource,
+    PolicyResource,
     PolicyResourceOptions,
     ResourceValidationArgs,
     ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
@@ -377,12 +381,22 @@ ALL_POLICIES = {
 }
 
 
-def _policies() -> dict[str, ResourceValidationPolicy]:
-    found = {}
+STACK_POLICIES = {pack.DEPLOY_KEY_READ_ONLY}
+"""Policies that need the whole stack: a deploy key's rule depends on the stack's Flux install."""
+
+
+def _policies() -> dict[str, ResourceValidationPolicy | StackValidationPolicy]:
+    found: dict[str, ResourceValidationPolicy | StackValidationPolicy] = {}
     for policy in pack.policies():
-        assert isinstance(policy, ResourceValidationPolicy)
+        assert isinstance(
+            policy, StackValidationPolicy if policy.name in STACK_POLICIES else ResourceValidationPolicy
+        )
         found[policy.name] = policy
     return found
+
+
+def _resource_policies() -> dict[str, ResourceValidationPolicy]:
+    return {name: p for name, p in _policies().items() if isinstance(p, ResourceValidationPolicy)}
 
 
 def _args(
@@ -422,9 +436,9 @@ def _args(
 
 
 def _reported(args: ResourceValidationArgs) -> dict[str, list[str]]:
-    """The violations every policy of the pack reports for one resource, by policy name."""
+    """The violations every resource policy of the pack reports for one resource, by policy name."""
     reported: dict[str, list[str]] = {}
-    for name, policy in _policies().items():
+    for name, policy in _resource_policies().items():
         messages: list[str] = []
 
         def report_violation(message: str, urn: str | None = None, into: list[str] = messages) -> None:
@@ -488,13 +502,114 @@ def test_a_compliant_prod_cluster_passes_every_policy() -> None:
 
 def test_policy_config_and_the_provider_reach_the_rules() -> None:
     key = {"repository": "fleet", "readOnly": False}
-    assert set(_reported(_args(rules.DEPLOY_KEY_TYPE, key))) == {pack.DEPLOY_KEY_READ_ONLY}
-    assert _reported(_args(rules.DEPLOY_KEY_TYPE, key, config={"imageAutomation": True})) == {}
+    assert _stack_reported([(rules.DEPLOY_KEY_TYPE, key)]) == [(_urn(rules.DEPLOY_KEY_TYPE, 0), ANY_MESSAGE)]
+    assert _stack_reported([(rules.DEPLOY_KEY_TYPE, key)], config={"imageAutomation": True}) == []
 
     vpc = {"cidrBlock": "10.0.0.0/16", "tags": {"Name": "vpc"}}
     assert set(_reported(_args("aws:ec2/vpc:Vpc", vpc))) == {pack.AWS_REQUIRED_TAGS}
     default_tags = {"defaultTags": {"tags": {"environment": "prod", "owner": "platform"}}}
     assert _reported(_args("aws:ec2/vpc:Vpc", vpc, provider_props=default_tags)) == {}
+
+
+class _AnyMessage(str):
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and "can write" in other
+
+    __hash__ = str.__hash__
+
+
+ANY_MESSAGE = _AnyMessage("a deploy-key-read-only message")
+
+
+def _urn(resource_type: str, index: int) -> str:
+    return f"urn:pulumi:prod::gitops-infra::{resource_type}::r{index}"
+
+
+def _stack_reported(
+    resources: list[tuple[str, dict[str, Any]]], *, config: dict[str, Any] | None = None
+) -> list[tuple[str | None, str]]:
+    """What the stack policies report for a stack of ``(type, props)``, as ``(urn, message)``."""
+    options = PolicyResourceOptions(
+        protect=False,
+        ignore_changes=[],
+        delete_before_replace=None,
+        aliases=[],
+        custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
+        additional_secret_outputs=[],
+    )
+    stack = [
+        PolicyResource(t, props, _urn(t, i), f"r{i}", options, None, None, [], {})
+        for i, (t, props) in enumerate(resources)
+    ]
+    reported: list[tuple[str | None, str]] = []
+    for policy in _policies().values():
+        if isinstance(policy, StackValidationPolicy):
+            args = StackValidationArgs(stack, config)
+            assert policy.validate(args, lambda message, urn: reported.append((urn, message))) is None
+    return reported
+
+
+def _flux_release(
+    *, image_automation: bool | None, chart: str = "flux2", encode: bool = False
+) -> dict[str, Any]:
+    values: dict[str, Any] = {"sourceController": {"create": True}}
+    if image_automation is not None:
+        values["imageAutomationController"] = {"create": image_automation}
+        values["imageReflectionController"] = {"create": image_automation}
+    return {"chart": chart, "values": json.dumps(values) if encode else values}
+
+
+WRITABLE_KEY = {"repository": "fleet", "title": "flux", "readOnly": False}
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def test_image_automation_is_inferred_from_the_flux_release_in_the_stack() -> None:
+    on, off = _flux_release(image_automation=True), _flux_release(image_automation=False)
+    assert rules.flux_image_automation([(RELEASE, on)])
+    assert rules.flux_image_automation([(RELEASE, _flux_release(image_automation=True, encode=True))])
+    assert not rules.flux_image_automation([(RELEASE, off)])
+    assert not rules.flux_image_automation([(RELEASE, _flux_release(image_automation=None))])
+    assert not rules.flux_image_automation([(RELEASE, _flux_release(image_automation=True, chart="other"))])
+    assert not rules.flux_image_automation([("kubernetes:core/v1:ConfigMap", on)])
+    assert not rules.flux_image_automation([])
+
+
+@pytest.mark.parametrize(
+    ("stack", "config", "violations"),
+    [
+        pytest.param(
+            [(RELEASE, _flux_release(image_automation=True))], None, 0, id="flux-image-automation-on"
+        ),
+        pytest.param(
+            [(RELEASE, _flux_release(image_automation=False))], None, 1, id="flux-image-automation-off"
+        ),
+        pytest.param([], None, 1, id="no-flux-in-the-stack"),
+        pytest.param([], {"imageAutomation": True}, 0, id="config-override-without-flux"),
+        pytest.param(
+            [(RELEASE, _flux_release(image_automation=False))],
+            {"imageAutomation": True},
+            0,
+            id="override-wins",
+        ),
+    ],
+)
+def test_a_writable_deploy_key_passes_only_with_image_automation(
+    stack: list[tuple[str, dict[str, Any]]], config: dict[str, Any] | None, violations: int
+) -> None:
+    resources = [*stack, (rules.DEPLOY_KEY_TYPE, WRITABLE_KEY)]
+    pure = rules.stack_deploy_key_violations(
+        [(t, _urn(t, i), p) for i, (t, p) in enumerate(resources)],
+        DeployKeySettings.from_config(config or {}),
+    )
+    assert len(pure) == violations
+    reported = _stack_reported(resources, config=config)
+    assert reported == [(_urn(rules.DEPLOY_KEY_TYPE, len(stack)), ANY_MESSAGE)] * violations
+
+
+def test_a_read_only_deploy_key_passes_whatever_the_stack() -> None:
+    read_only = [(rules.DEPLOY_KEY_TYPE, {"readOnly": True}), (rules.DEPLOY_KEY_TYPE, {})]
+    assert _stack_reported(read_only) == []
+    assert _stack_reported([(RELEASE, _flux_release(image_automation=True)), *read_only]) == []
 
 
 def test_the_wiring_selects_each_policy_by_resource_type() -> None:
@@ -521,7 +636,7 @@ def test_a_value_unknown_during_preview_is_left_to_the_policy_runtime() -> None:
             "tags": {"environment": UNKNOWN_STRING_VALUE},
         }
     )
-    policy = _policies()[pack.EKS_PROD_ENDPOINT_NOT_PUBLIC]
+    policy = _resource_policies()[pack.EKS_PROD_ENDPOINT_NOT_PUBLIC]
 
     reported: list[str] = []
     with pytest.raises(UnknownValueError):

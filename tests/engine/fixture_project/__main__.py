@@ -6,6 +6,8 @@ and delete them offline. Config (namespace ``fixture``):
 - ``directory``: where the files live;
 - ``files``: a map of file name to content, one resource per entry;
 - ``token`` (secret, optional): exported as a secret output;
+- ``secretFile`` (secret, optional): the content of one more file, ``secret``, so that a secret value
+  flows into a resource's inputs and outputs (and the state);
 - ``fail`` (optional): when set, the program raises with this message;
 - ``delay`` (optional): seconds the program sleeps first, to hold the stack's lock in concurrency tests.
 
@@ -59,7 +61,7 @@ class File(Resource):
     path: pulumi.Output[str]
     content: pulumi.Output[str]
 
-    def __init__(self, name: str, path: str, content: str) -> None:
+    def __init__(self, name: str, path: str, content: pulumi.Input[str]) -> None:
         super().__init__(FileProvider(), name, {"path": path, "content": content})
 
 
@@ -73,6 +75,9 @@ files = {
     name: File(name, str(directory / name), content)
     for name, content in config.require_object("files").items()
 }
+
+if config.get("secretFile") is not None:
+    File("secret", str(directory / "secret"), config.require_secret("secretFile"))
 
 pulumi.export("files", {name: f.content for name, f in files.items()})
 if config.get("token") is not None:

@@ -1,0 +1,164 @@
+"""The policy pack's rules over the committed dev and prod stacks, as the offline plan records them.
+
+The offline plan runs the real stack program under mocks and records every resource with its type and
+inputs, which is what the engine shows a policy. Each rule of :mod:`gitops_infra.policy.rules` runs over
+those resources with the pack's default settings (no policy config), as ``pulumi up --policy-pack``
+would; neither committed stack may violate a MANDATORY policy. Broken variants of the same graphs show
+that the check can fail.
+
+Coverage: the EKS control plane and node groups are made inside the remote ``eks:index:Cluster`` and
+``eks:index:ManagedNodeGroup`` components (pulumi-eks's provider plugin), so under mocks there is no
+``aws:eks/cluster:Cluster`` or ``aws:eks/nodeGroup:NodeGroup`` to check: ``eks-prod-endpoint-not-public``,
+``eks-secrets-encryption`` and ``eks-node-group-size-bounds`` (and the required tags on those two
+resources) are only enforced by the engine, on a real preview or update. ``no-latest-image-tag`` sees
+no workload either: Flux comes from a Helm release, whose values the rule does not inspect. The test
+pins which policies had something to check, so a change in that coverage is noticed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+from pulumi_policy import EnforcementLevel
+
+from gitops_infra.automation import Plan, StackOptions, offline_plan
+from gitops_infra.policy import pack, rules
+
+from .conftest import REPO_ROOT
+
+Resource = tuple[str, str, Mapping[str, Any]]
+"""``(type, urn, inputs)`` of one planned resource."""
+
+RESOURCE_RULES: dict[str, tuple[Callable[[str], bool], Callable[[str, Mapping[str, Any]], list[str]]]] = {
+    pack.EKS_PROD_ENDPOINT_NOT_PUBLIC: (
+        lambda t: t == rules.EKS_CLUSTER_TYPE,
+        lambda _t, props: rules.endpoint_violations(props),
+    ),
+    pack.EKS_SECRETS_ENCRYPTION: (
+        lambda t: t == rules.EKS_CLUSTER_TYPE,
+        lambda _t, props: rules.secrets_encryption_violations(props),
+    ),
+    pack.FLUX_GIT_REPOSITORY_INTERVAL: (
+        lambda t: t in rules.GIT_REPOSITORY_TYPES,
+        lambda _t, props: rules.git_repository_interval_violations(props),
+    ),
+    pack.NO_LATEST_IMAGE_TAG: (
+        lambda t: t in rules.POD_SPEC_PATHS,
+        rules.image_tag_violations,
+    ),
+    pack.AWS_REQUIRED_TAGS: (
+        lambda t: t.startswith("aws:"),
+        # The program configures no explicit AWS provider, so there are no provider default tags.
+        rules.required_tag_violations,
+    ),
+    pack.EKS_NODE_GROUP_SIZE_BOUNDS: (
+        lambda t: t == rules.EKS_NODE_GROUP_TYPE,
+        lambda _t, props: rules.node_group_size_violations(props),
+    ),
+}
+
+
+def _resources(plan: Plan) -> list[Resource]:
+    return [(r.type, r.urn, copy.deepcopy(dict(r.inputs))) for r in plan.resources]
+
+
+def _violations(resources: list[Resource]) -> dict[str, list[tuple[str, str]]]:
+    """Every policy's violations over a stack, as ``(urn, message)``, by policy name."""
+    found: dict[str, list[tuple[str, str]]] = {name: [] for name in pack.ENFORCEMENT}
+    for name, (applies, check) in RESOURCE_RULES.items():
+        for resource_type, urn, props in resources:
+            if applies(resource_type):
+                found[name] += [(urn, message) for message in check(resource_type, props)]
+    found[pack.DEPLOY_KEY_READ_ONLY] = rules.stack_deploy_key_violations(resources)
+    return found
+
+
+def _mandatory(found: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
+    return {
+        name: violations
+        for name, violations in found.items()
+        if violations and pack.ENFORCEMENT[name] is EnforcementLevel.MANDATORY
+    }
+
+
+@pytest.fixture(scope="module")
+def stacks() -> dict[str, list[Resource]]:
+    return {
+        stack: _resources(offline_plan(stack, options=StackOptions(work_dir=REPO_ROOT)))
+        for stack in ("dev", "prod")
+    }
+
+
+def test_every_policy_is_checked_here() -> None:
+    assert set(RESOURCE_RULES) | {pack.DEPLOY_KEY_READ_ONLY} == set(pack.ENFORCEMENT)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_committed_stacks_violate_no_mandatory_policy(
+    stacks: dict[str, list[Resource]], stack: str
+) -> None:
+    found = _violations(stacks[stack])
+
+    assert _mandatory(found) == {}
+    assert found == {name: [] for name in pack.ENFORCEMENT}, "and no advisory one either"
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_which_policies_the_mocked_graph_can_exercise(stacks: dict[str, list[Resource]], stack: str) -> None:
+    resources = stacks[stack]
+    checked = {
+        name
+        for name, (applies, _) in RESOURCE_RULES.items()
+        if any(applies(resource_type) for resource_type, _, _ in resources)
+    }
+    if any(resource_type == rules.DEPLOY_KEY_TYPE for resource_type, _, _ in resources):
+        checked.add(pack.DEPLOY_KEY_READ_ONLY)
+
+    # The EKS cluster and node groups live inside pulumi-eks's remote components (see the docstring).
+    assert checked == {pack.AWS_REQUIRED_TAGS, pack.DEPLOY_KEY_READ_ONLY, pack.FLUX_GIT_REPOSITORY_INTERVAL}
+    assert not any(t in (rules.EKS_CLUSTER_TYPE, rules.EKS_NODE_GROUP_TYPE) for t, _, _ in resources)
+    taggable = [r for r in resources if rules.required_tag_violations(r[0], {}) != []]
+    assert len(taggable) >= 10, "the VPC, subnets, gateways, route tables, KMS key and IAM roles"
+
+
+def test_prod_writes_to_git_because_its_flux_runs_image_automation(stacks: dict[str, list[Resource]]) -> None:
+    # No policy config: the stack policy infers image automation from prod's flux2 release.
+    prod = stacks["prod"]
+    (key,) = [props for t, _, props in prod if t == rules.DEPLOY_KEY_TYPE]
+    assert key["readOnly"] is False
+    assert rules.flux_image_automation((t, props) for t, _, props in prod)
+    (dev_key,) = [props for t, _, props in stacks["dev"] if t == rules.DEPLOY_KEY_TYPE]
+    assert dev_key["readOnly"] is True
+    assert not rules.flux_image_automation((t, props) for t, _, props in stacks["dev"])
+
+
+def _flux_release(resources: list[Resource]) -> Mapping[str, Any]:
+    (release,) = [props for t, _, props in resources if t in rules.HELM_RELEASE_TYPES]
+    return release
+
+
+def test_broken_variants_violate_mandatory_policies(stacks: dict[str, list[Resource]]) -> None:
+    # Prod without image automation in its Flux, but its deploy key still writable.
+    no_automation = copy.deepcopy(stacks["prod"])
+    _flux_release(no_automation)["values"]["imageAutomationController"]["create"] = False
+    (key_urn,) = [urn for t, urn, _ in no_automation if t == rules.DEPLOY_KEY_TYPE]
+    found = _mandatory(_violations(no_automation))
+    assert list(found) == [pack.DEPLOY_KEY_READ_ONLY]
+    assert [urn for urn, _ in found[pack.DEPLOY_KEY_READ_ONLY]] == [key_urn]
+
+    # Dev with an AWS resource that lost its owner tag.
+    untagged = copy.deepcopy(stacks["dev"])
+    (vpc_urn, vpc) = next((urn, props) for t, urn, props in untagged if t == "aws:ec2/vpc:Vpc")
+    del vpc["tags"]["owner"]
+    found = _mandatory(_violations(untagged))
+    assert found == {pack.AWS_REQUIRED_TAGS: [(vpc_urn, "missing required tag: owner")]}
+
+    # Dev with a git sync interval out of range: advisory, so not mandatory.
+    polling = copy.deepcopy(stacks["dev"])
+    (repository,) = [props for t, _, props in polling if t in rules.GIT_REPOSITORY_TYPES]
+    repository["spec"]["interval"] = "5s"
+    assert _mandatory(_violations(polling)) == {}
+    assert _violations(polling)[pack.FLUX_GIT_REPOSITORY_INTERVAL] != []
