@@ -46,7 +46,8 @@ if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.setup-stamp" 2>/dev/null)" = "$
 else
   [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
-  "$venv/bin/python" -m pip install --quiet -e '.[dev]'
+  # PYTHONWARNINGS: setuptools warns about every editable install; the warning says nothing here.
+  PYTHONWARNINGS=ignore "$venv/bin/python" -m pip install --quiet -e '.[dev]'
   echo "$want" >"$venv/.setup-stamp"
   say "python: installed gitops-infra and its dev extras into $venv"
 fi

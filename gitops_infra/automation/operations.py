@@ -12,7 +12,7 @@ from typing import Any
 from pulumi import automation as auto
 
 from . import engine
-from .results import SECRET, Deployment, PreviewResult, RefreshResult, Step, UpResult
+from .results import SECRET, Deployment, PreviewResult, RefreshResult, Step, UpResult, changes_of
 from .workspace import StackOptions, Workspace
 
 __all__ = ["history", "preview", "refresh", "up"]
@@ -24,11 +24,6 @@ GIT_HEAD = "git.head"
 def mask_outputs(outputs: Mapping[str, auto.OutputValue]) -> dict[str, Any]:
     """Stack outputs as plain values, with every secret one replaced by ``SECRET``."""
     return {key: SECRET if out.secret else out.value for key, out in outputs.items()}
-
-
-def _changes(summary: Mapping[auto.OpType, int] | Mapping[str, int]) -> dict[str, int]:
-    """An engine change summary keyed by plain operation names."""
-    return {getattr(op, "value", op): count for op, count in summary.items()}
 
 
 def _deployments(summaries: Sequence[auto.UpdateSummary]) -> tuple[Deployment, ...]:
@@ -92,7 +87,7 @@ def preview(
             refresh=refresh or None,
             policy_packs=list(policy_packs) or None,
         )
-        return PreviewResult(stack=stack, changes=_changes(result.change_summary), steps=tuple(steps))
+        return PreviewResult(stack=stack, changes=changes_of(result.change_summary), steps=tuple(steps))
 
     return engine.run(ws, "preview", work, create=create)
 
@@ -135,7 +130,7 @@ def up_work(
         latest = _latest(s)
         return UpResult(
             stack=ws.stack,
-            changes=_changes(result.summary.resource_changes or {}),
+            changes=changes_of(result.summary.resource_changes or {}),
             outputs=mask_outputs(result.outputs),
             version=latest.version,
             commit=latest.commit,
@@ -161,7 +156,7 @@ def refresh(stack: str, *, options: StackOptions | None = None, message: str | N
         latest = _latest(s)
         return RefreshResult(
             stack=stack,
-            changes=_changes(result.summary.resource_changes or {}),
+            changes=changes_of(result.summary.resource_changes or {}),
             version=latest.version,
             commit=latest.commit,
         )

@@ -12,13 +12,14 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from pulumi import automation as auto
 
-from gitops_infra.automation import StackOptions
+from gitops_infra.automation import StackOptions, UpResult, up
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PASSPHRASE = "engine-test-passphrase"
@@ -171,3 +172,24 @@ def repo(engine_env: dict[str, str], tmp_path: Path) -> FixtureRepo:
 
 
 SECRET_TOKEN = "tok-3c1f0e9a-never-print-me"
+
+
+def concurrent_ups(count: int, options: StackOptions) -> list[UpResult | Exception]:
+    """``count`` simultaneous ``up`` calls on the dev stack, each one's result or exception."""
+    outcomes: list[UpResult | Exception] = []
+    guard = threading.Lock()
+
+    def run() -> None:
+        try:
+            outcome: UpResult | Exception = up(STACK, options=options)
+        except Exception as exc:  # collected for the test to assert on
+            outcome = exc
+        with guard:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes

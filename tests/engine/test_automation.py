@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,7 @@ from gitops_infra.errors import (
     StackNotFoundError,
 )
 
-from .conftest import SECRET_TOKEN, FixtureRepo, _git
+from .conftest import SECRET_TOKEN, FixtureRepo, _git, concurrent_ups
 
 pytestmark = pytest.mark.engine
 
@@ -161,28 +160,11 @@ def test_rollback_to_previous_and_to_a_tag(repo: FixtureRepo) -> None:
     assert commit_b != commit_a
 
 
-def _up_in_threads(repo: FixtureRepo, count: int, options: StackOptions) -> list[UpResult | Exception]:
-    outcomes: list[UpResult | Exception] = []
-
-    def run() -> None:
-        try:
-            outcomes.append(up("dev", options=options))
-        except Exception as exc:  # collected and asserted on below
-            outcomes.append(exc)
-
-    threads = [threading.Thread(target=run) for _ in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return outcomes
-
-
 def test_concurrent_up_gets_stack_locked_and_state_stays_intact(repo: FixtureRepo) -> None:
     up("dev", options=repo.options)
     repo.configure({"a": "one", "b": "two"}, delay="4")
 
-    outcomes = _up_in_threads(repo, 2, repo.options)
+    outcomes = concurrent_ups(2, repo.options)
 
     locked = [o for o in outcomes if isinstance(o, StackLockedError)]
     applied = [o for o in outcomes if isinstance(o, UpResult)]
@@ -200,7 +182,7 @@ def test_concurrent_up_waits_for_the_lock_when_asked(repo: FixtureRepo) -> None:
     repo.configure({"a": "one", "b": "two"}, delay="3")
     patient = StackOptions(work_dir=repo.root, env=repo.env, lock_wait=120)
 
-    outcomes = _up_in_threads(repo, 2, patient)
+    outcomes = concurrent_ups(2, patient)
 
     assert all(isinstance(o, UpResult) for o in outcomes), outcomes
     assert len(history("dev", options=repo.options)) == 3

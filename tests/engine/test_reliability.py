@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 from gitops_infra.automation import StackOptions, UpResult, history, up
 from gitops_infra.errors import StackLockedError
 
-from .conftest import FixtureRepo
+from .conftest import FixtureRepo, concurrent_ups
 
 pytestmark = pytest.mark.engine
 
@@ -156,35 +155,15 @@ def test_recover_refuses_while_the_update_still_runs(repo: FixtureRepo) -> None:
     assert repo.on_disk() == ALL_FILES
 
 
-def _concurrent_ups(repo: FixtureRepo, count: int, options: StackOptions) -> list[UpResult | Exception]:
-    outcomes: list[UpResult | Exception] = []
-    lock = threading.Lock()
-
-    def run() -> None:
-        try:
-            result: UpResult | Exception = up("dev", options=options)
-        except Exception as exc:  # collected and asserted on
-            result = exc
-        with lock:
-            outcomes.append(result)
-
-    threads = [threading.Thread(target=run) for _ in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return outcomes
-
-
 def test_five_concurrent_ups_apply_one_at_a_time_and_the_state_stays_valid(repo: FixtureRepo) -> None:
     up("dev", options=repo.options)
     repo.configure({"a": "one", "b": "two"}, delay="2")
 
-    racing = _concurrent_ups(repo, 5, repo.options)
+    racing = concurrent_ups(5, repo.options)
     assert sum(isinstance(o, UpResult) for o in racing) == 1, racing
     assert sum(isinstance(o, StackLockedError) for o in racing) == 4, racing
 
-    queued = _concurrent_ups(repo, 5, StackOptions(work_dir=repo.root, env=repo.env, lock_wait=300))
+    queued = concurrent_ups(5, StackOptions(work_dir=repo.root, env=repo.env, lock_wait=300))
     assert all(isinstance(o, UpResult) for o in queued), queued
 
     updates = [d for d in history("dev", options=repo.options) if d.kind == "update"]
