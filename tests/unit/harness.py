@@ -23,9 +23,19 @@ import pulumi
 
 from gitops_infra.automation.recording import Graph, RecordingMonitor, Registered
 
-__all__ = ["MOCK_KUBECONFIG", "PROJECT", "Graph", "PlatformMocks", "Registered", "Run", "run"]
+__all__ = [
+    "MOCK_KUBECONFIG",
+    "MOCK_PRIVATE_KEY_PREFIX",
+    "PROJECT",
+    "Graph",
+    "PlatformMocks",
+    "Registered",
+    "Run",
+    "run",
+]
 
 PROJECT = "gitops-infra"
+MOCK_PRIVATE_KEY_PREFIX = "mock-openssh-private-key-"
 T = TypeVar("T")
 
 
@@ -57,7 +67,8 @@ class PlatformMocks(pulumi.runtime.Mocks):
             algorithm = str(state.get("algorithm", "")).lower()
             state |= {
                 "publicKeyOpenssh": f"ssh-{algorithm} AAAA-{name}",
-                "privateKeyOpenssh": f"-----BEGIN OPENSSH PRIVATE KEY-----\nmock-{name}\n-----END",
+                # A marker, not key material: tests follow it through the graph.
+                "privateKeyOpenssh": f"{MOCK_PRIVATE_KEY_PREFIX}{name}",
             }
         elif args.typ.startswith("aws:"):
             state.setdefault("arn", f"arn:aws:mock::123456789012:{name}")

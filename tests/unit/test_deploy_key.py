@@ -8,7 +8,7 @@ import pytest
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS, DeployKey, DeployKeyArgs, KeyAlgorithm
 from gitops_infra.errors import ConfigError
 
-from .harness import Run, run
+from .harness import MOCK_PRIVATE_KEY_PREFIX, Run, run
 
 TLS_KEY = "tls:index/privateKey:PrivateKey"
 GH_KEY = "github:index/repositoryDeployKey:RepositoryDeployKey"
@@ -52,7 +52,7 @@ def test_read_write_when_asked_for() -> None:
 def test_private_key_is_a_secret_output_and_the_public_key_is_not() -> None:
     result = build(DeployKeyArgs(repository="fleet"))
     assert result.values["private"].secret is True
-    assert result.values["private"].value.startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
+    assert result.values["private"].value.startswith(MOCK_PRIVATE_KEY_PREFIX)
     assert result.values["public"].secret is False
 
 

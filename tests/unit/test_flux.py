@@ -127,7 +127,7 @@ def bootstrap(**overrides: Any) -> Run[FluxBootstrap]:
             "k8s_provider": provider,
             "repository_url": URL,
             "path": "clusters/dev",
-            "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n-----END",
+            "private_key": "mock-openssh-private-key",
             "public_key": "ecdsa-sha2-nistp384 AAAA",
         }
         return FluxBootstrap("flux", FluxBootstrapArgs(**(values | overrides)))
