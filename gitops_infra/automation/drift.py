@@ -10,22 +10,17 @@ from pulumi import automation as auto
 
 from . import engine
 from .results import SECRET, DriftedResource, DriftKind, DriftReport, PropertyDiff
+from .wire import is_secret_payload
 from .workspace import StackOptions, Workspace
 
 __all__ = ["detect_drift"]
 
-# How the engine marks a secret value in event payloads (Pulumi's secret signature key).
-_SECRET_SIG = "4dabf18193072939515e22adb298388d"
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DRIFT_OPS = {auto.OpType.UPDATE: DriftKind.CHANGED, auto.OpType.DELETE: DriftKind.DELETED}
 
 
-def _is_secret(value: Any) -> bool:
-    return isinstance(value, dict) and _SECRET_SIG in value
-
-
 def _masked(value: Any) -> Any:
-    if _is_secret(value):
+    if is_secret_payload(value):
         return SECRET
     if isinstance(value, dict):
         return {key: _masked(item) for key, item in value.items()}
@@ -44,7 +39,7 @@ def _join(path: str, key: str | int) -> str:
 
 def _secret_paths(value: Any, path: str = "") -> Iterator[str]:
     """The property paths of the secret values inside an output value (engine bookkeeping excluded)."""
-    if _is_secret(value):
+    if is_secret_payload(value):
         yield path
     elif isinstance(value, dict):
         for key, item in value.items():
@@ -57,7 +52,7 @@ def _secret_paths(value: Any, path: str = "") -> Iterator[str]:
 
 def _property_diffs(recorded: Any, actual: Any, path: str = "") -> Iterator[PropertyDiff]:
     """Leaf-level differences between two output values, in Pulumi's property-path notation."""
-    if _is_secret(recorded) or _is_secret(actual):
+    if is_secret_payload(recorded) or is_secret_payload(actual):
         # Secret payloads carry only masked ciphertext, so a change cannot be seen, let alone shown.
         return
     if isinstance(recorded, dict) and isinstance(actual, dict):

@@ -23,16 +23,13 @@ from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.proto import resource_pb2
 
+from .wire import UNKNOWN, is_secret_payload, secret_payload_value
+
 __all__ = ["COMPUTED", "STACK_TYPE", "Graph", "RecordingMonitor", "Registered"]
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 COMPUTED = "<computed>"
 """How a value that only the cloud can compute (unknown during a preview) is recorded."""
-
-# Pulumi's wire markers: a secret is {SIG_KEY: SECRET_SIG, "value": ...}; an unknown is UNKNOWN.
-_SIG_KEY = "4dabf18193072939515e22adb298388d"
-_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
-_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 
 @dataclass(frozen=True)
@@ -120,15 +117,15 @@ class Graph:
 def _unwrap(value: Any, path: str, secrets: set[str]) -> Any:
     """Turn a JSON-ified protobuf value into plain Python, recording the paths of secret values."""
     if isinstance(value, dict):
-        if value.get(_SIG_KEY) == _SECRET_SIG:
+        if is_secret_payload(value):
             secrets.add(path)
-            return _unwrap(value.get("value"), path, secrets)
+            return _unwrap(secret_payload_value(value), path, secrets)
         return {k: _unwrap(v, f"{path}.{k}" if path else k, secrets) for k, v in value.items()}
     if isinstance(value, list):
         return [_unwrap(v, f"{path}.{i}" if path else str(i), secrets) for i, v in enumerate(value)]
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if value == _UNKNOWN:
+    if value == UNKNOWN:
         return COMPUTED
     return value
 

@@ -399,6 +399,17 @@ def _resource_policies() -> dict[str, ResourceValidationPolicy]:
     return {name: p for name, p in _policies().items() if isinstance(p, ResourceValidationPolicy)}
 
 
+# The resource options of every resource these tests hand to a policy: none set.
+OPTIONS = PolicyResourceOptions(
+    protect=False,
+    ignore_changes=[],
+    delete_before_replace=None,
+    aliases=[],
+    custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
+    additional_secret_outputs=[],
+)
+
+
 def _args(
     resource_type: str,
     props: Any,
@@ -406,14 +417,6 @@ def _args(
     config: dict[str, Any] | None = None,
     provider_props: dict[str, Any] | None = None,
 ) -> ResourceValidationArgs:
-    options = PolicyResourceOptions(
-        protect=False,
-        ignore_changes=[],
-        delete_before_replace=None,
-        aliases=[],
-        custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
-        additional_secret_outputs=[],
-    )
     provider = (
         PolicyProviderResource(
             "pulumi:providers:aws",
@@ -429,7 +432,7 @@ def _args(
         props,
         f"urn:pulumi:prod::gitops-infra::{resource_type}::r",
         "r",
-        options,
+        OPTIONS,
         provider,
         config,
     )
@@ -529,16 +532,8 @@ def _stack_reported(
     resources: list[tuple[str, dict[str, Any]]], *, config: dict[str, Any] | None = None
 ) -> list[tuple[str | None, str]]:
     """What the stack policies report for a stack of ``(type, props)``, as ``(urn, message)``."""
-    options = PolicyResourceOptions(
-        protect=False,
-        ignore_changes=[],
-        delete_before_replace=None,
-        aliases=[],
-        custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
-        additional_secret_outputs=[],
-    )
     stack = [
-        PolicyResource(t, props, _urn(t, i), f"r{i}", options, None, None, [], {})
+        PolicyResource(t, props, _urn(t, i), f"r{i}", OPTIONS, None, None, [], {})
         for i, (t, props) in enumerate(resources)
     ]
     reported: list[tuple[str | None, str]] = []
