@@ -366,11 +366,18 @@ _KEY_INPUTS_SHOWN = 4
 _VALUE_WIDTH = 48
 
 
+# What a reviewer of a plan looks for first: who can reach the cluster's API.
+_FIRST_INPUTS = ("endpointPublicAccess", "endpointPrivateAccess", "publicAccessCidrs")
+
+
 def _key_inputs(inputs: Mapping[str, Any]) -> str:
-    """A few scalar inputs, enough to tell resources apart at a glance."""
+    """A few scalar inputs (or short lists of them), enough to tell resources apart at a glance."""
     shown = []
-    for key, value in inputs.items():
-        if isinstance(value, str | int | float | bool) and key not in ("apiVersion", "kind"):
+    ordered = sorted(inputs.items(), key=lambda item: item[0] not in _FIRST_INPUTS)
+    for key, value in ordered:
+        strings = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        short_list = strings and 0 < len(value) <= 2
+        if (short_list or isinstance(value, str | int | float | bool)) and key not in ("apiVersion", "kind"):
             text = json.dumps(value)
             shown.append(f"{key}={text if len(text) <= _VALUE_WIDTH else text[: _VALUE_WIDTH - 1] + '…'}")
         if len(shown) == _KEY_INPUTS_SHOWN:

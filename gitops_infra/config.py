@@ -9,6 +9,8 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
     gitops-infra:tags          Mapping[str, str] (AWS tags on everything that takes them)
     gitops-infra:githubToken   secret, optional (else the GitHub provider reads GITHUB_TOKEN)
     gitops-infra:sopsAgeKey    secret, required when ``flux.sops`` is true
+    gitops-infra:notificationWebhook  secret, the address ``flux.notifications`` posts to
+    aws:profile                the AWS profile, kept in the kubeconfig the platform deploys through
 
 ``load_config`` validates a plain mapping (what ``Pulumi.<stack>.yaml`` holds under ``config:``);
 ``load_stack_config`` reads the same keys from ``pulumi.Config`` inside a running program. Both gather
@@ -19,15 +21,14 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
 
 from __future__ import annotations
 
-import ipaddress
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import pulumi
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -38,6 +39,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from gitops_infra import checks
 from gitops_infra.components.deploy_key import KeyAlgorithm
 from gitops_infra.components.eks_cluster import (
     ALL_LOG_TYPES,
@@ -49,8 +51,8 @@ from gitops_infra.components.eks_cluster import (
     NatGateways,
     TaintEffect,
 )
-from gitops_infra.components.environment import DNS_LABEL_PATTERN, Environment
 from gitops_infra.components.environment import DOMAIN_PATTERN as ENVIRONMENT_DOMAIN_PATTERN
+from gitops_infra.components.environment import Environment
 from gitops_infra.components.flux import (
     DEFAULT_BRANCH,
     DEFAULT_COMPONENTS,
@@ -60,6 +62,8 @@ from gitops_infra.components.flux import (
     DEFAULT_TIMEOUT,
     FLUX_CHART_VERSION,
     FLUX_NAMESPACE,
+    FLUX_VERSION,
+    MIN_KUBERNETES_VERSION,
     REQUIRED_COMPONENTS,
     FluxComponent,
     image_automation_enabled,
@@ -95,12 +99,12 @@ OPTIONAL_SECTIONS = ("flux",)
 _UNREADABLE = object()
 GITHUB_TOKEN_KEY = "githubToken"
 SOPS_AGE_KEY_KEY = "sopsAgeKey"
-SECRET_KEYS = (GITHUB_TOKEN_KEY, SOPS_AGE_KEY_KEY)
+NOTIFICATION_WEBHOOK_KEY = "notificationWebhook"
+SECRET_KEYS = (GITHUB_TOKEN_KEY, SOPS_AGE_KEY_KEY, NOTIFICATION_WEBHOOK_KEY)
+AWS_PROFILE_KEY = "aws:profile"
 OWNER_TAG = "owner"
 _OWNER_REQUIRED = "required: every AWS resource is tagged with the team that owns it"
 
-_DNS_LABEL = DNS_LABEL_PATTERN
-_DURATION = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
 _IAM_PRINCIPAL = r"^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]+$"
 _AZ = r"^[a-z]{2}(-[a-z]+)+-[0-9][a-z]$"
 _SEMVER = r"^[0-9]+\.[0-9]+\.[0-9]+$"
@@ -110,11 +114,9 @@ _SUBNET_ID = r"^subnet-[0-9a-f]{8,17}$"
 _K8S_VERSION = r"^1\.[0-9]{2}$"
 _GITHUB_OWNER = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,38})$"
 _REPOSITORY = r"^[A-Za-z0-9_.-]{1,100}$"
-_CLUSTER_NAME = r"^[a-zA-Z][a-zA-Z0-9-]{0,99}$"
+_CLUSTER_NAME = r"^[a-zA-Z][a-zA-Z0-9-]*$"
 # What each pattern means, so an error says "must be ..." rather than quoting a regex.
 _PATTERN_HINTS = {
-    _DNS_LABEL: "must be a DNS label (lowercase letters, digits and '-', at most 63 characters)",
-    _DURATION: "must be a Go duration such as 30s, 5m or 1h",
     _IAM_PRINCIPAL: "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)",
     _AZ: "must be an availability zone such as eu-west-1a",
     _SEMVER: f"must be a version such as {FLUX_CHART_VERSION}",
@@ -123,25 +125,32 @@ _PATTERN_HINTS = {
     _K8S_VERSION: "must be a Kubernetes minor version such as 1.33",
     _GITHUB_OWNER: "must be a GitHub user or organization name",
     _REPOSITORY: "must be a repository name (not owner/name)",
-    _CLUSTER_NAME: "must start with a letter and hold only letters, digits and '-' (at most 100)",
+    _CLUSTER_NAME: "must start with a letter and hold only letters, digits and '-'",
     ENVIRONMENT_DOMAIN_PATTERN: "must be a lowercase DNS domain such as dev.example.com",
 }
 
-DnsLabel = Annotated[str, Field(pattern=_DNS_LABEL)]
-Duration = Annotated[str, Field(pattern=_DURATION)]
+
+def _gate(check: Any) -> AfterValidator:
+    """A pydantic validator that runs one of :mod:`gitops_infra.checks`, so models and Args agree."""
+
+    def validate(value: Any) -> Any:
+        problem = check(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(validate)
+
+
+DnsLabel = Annotated[str, _gate(checks.dns_label_problem)]
+Duration = Annotated[str, _gate(checks.go_duration_problem)]
+Cidr = Annotated[str, _gate(checks.ipv4_cidr_problem)]
 
 
 class _Model(BaseModel):
     """Frozen, camelCase, and strict about unknown keys (a typo is a problem, not a silent default)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
-
-
-def _cidr(value: str) -> str:
-    try:
-        return str(ipaddress.IPv4Network(value, strict=True))
-    except ValueError as exc:
-        raise ValueError(f"not an IPv4 CIDR block ({exc})") from None
 
 
 # -- cluster -------------------------------------------------------------------------------------------
@@ -168,6 +177,10 @@ class NodeGroupConfig(_Model):
     ami_type: str = DEFAULT_AMI_TYPE
     labels: Mapping[str, str] = Field(default_factory=dict)
     taints: tuple[TaintConfig, ...] = ()
+    scaling_managed_externally: bool = False
+    """True when an autoscaler (Cluster Autoscaler, Karpenter) owns the desired size: updates then
+    leave ``desiredSize`` as the autoscaler set it. Off by default, because EKS refuses a ``minSize``
+    raised above the current desired size, which only an update that sets ``desiredSize`` avoids."""
 
     @field_validator("max_size")
     @classmethod
@@ -196,17 +209,9 @@ class NodeGroupConfig(_Model):
 class NewVpcConfig(_Model):
     """A dedicated VPC the cluster builds: a public and a private subnet per availability zone."""
 
-    cidr: str
+    cidr: Annotated[str, _gate(checks.vpc_cidr_problem)]
     availability_zones: tuple[Annotated[str, Field(pattern=_AZ)], ...]
     nat_gateways: NatGateways = NatGateways.SINGLE
-
-    @field_validator("cidr")
-    @classmethod
-    def _valid_cidr(cls, value: str) -> str:
-        network = ipaddress.IPv4Network(_cidr(value))
-        if network.prefixlen > 20:
-            raise ValueError("must be /20 or larger, to fit a /24 public and private subnet per zone")
-        return str(network)
 
     @field_validator("availability_zones")
     @classmethod
@@ -251,28 +256,46 @@ class EndpointConfig(_Model):
     """Who reaches the Kubernetes API.
 
     ``public-and-private``: ``allowedCidrs`` restrict the public endpoint. ``private``: the public endpoint
-    is off and ``allowedCidrs`` (a VPN, a peered network) may reach the private one on port 443.
+    is off and ``allowedCidrs`` (a VPN, a peered network) may reach the private one on port 443; that needs
+    ``network.existingVpc`` (see ``ClusterConfig``).
     """
 
     access: EndpointAccess = EndpointAccess.PUBLIC_AND_PRIVATE
-    allowed_cidrs: tuple[str, ...] = ()
+    allowed_cidrs: tuple[Cidr, ...] = ()
 
-    @field_validator("allowed_cidrs")
-    @classmethod
-    def _valid_cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(_cidr(cidr) for cidr in value)
+
+PRIVATE_ENDPOINT_NEEDS_EXISTING_VPC = (
+    "access 'private' needs network.existingVpc: pulumi up installs Flux through the Kubernetes API "
+    "from wherever it runs, and a VPC this stack creates has no route from there (no peering, VPN or "
+    "transit gateway exists yet). Use access: public-and-private with allowedCidrs set to the runner's "
+    "egress range, or deploy into an existing VPC the runner reaches"
+)
+
+
+ClusterName = Annotated[str, Field(pattern=_CLUSTER_NAME), _gate(checks.cluster_component_name_problem)]
 
 
 class ClusterConfig(_Model):
     """The EKS cluster."""
 
-    name: Annotated[str, Field(pattern=_CLUSTER_NAME)] | None = None
+    name: (
+        Annotated[str, Field(pattern=_CLUSTER_NAME), _gate(checks.cluster_component_name_problem)] | None
+    ) = None
     kubernetes_version: Annotated[str, Field(pattern=_K8S_VERSION)]
     admins: tuple[Annotated[str, Field(pattern=_IAM_PRINCIPAL)], ...] = ()
     log_types: tuple[LogType, ...] = ALL_LOG_TYPES
-    endpoint: EndpointConfig = EndpointConfig()
+    # network comes before endpoint: the endpoint's check reads it.
     network: NetworkConfig
+    endpoint: EndpointConfig = EndpointConfig()
     node_groups: tuple[NodeGroupConfig, ...]
+
+    @field_validator("endpoint")
+    @classmethod
+    def _private_needs_reachable_vpc(cls, value: EndpointConfig, info: ValidationInfo) -> EndpointConfig:
+        network: NetworkConfig | None = info.data.get("network")
+        if value.access is EndpointAccess.PRIVATE and network is not None and network.existing_vpc is None:
+            raise ValueError(PRIVATE_ENDPOINT_NEEDS_EXISTING_VPC)
+        return value
 
     @field_validator("node_groups")
     @classmethod
@@ -307,10 +330,9 @@ class GitConfig(_Model):
     @field_validator("path")
     @classmethod
     def _relative_path(cls, value: str | None) -> str | None:
-        if value is not None and (
-            not value or value.startswith("/") or ".." in value.split("/") or re.search(r"\s", value)
-        ):
-            raise ValueError("must be a relative path inside the repository, without '..'")
+        problem = None if value is None else checks.relative_path_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     @property
@@ -327,12 +349,19 @@ class GitConfig(_Model):
 
 
 class TolerationConfig(_Model):
-    """A toleration added to every Flux controller."""
+    """A toleration added to every Flux controller and the chart's pre-install check."""
 
     key: str | None = None
     operator: Literal["Exists", "Equal"] = "Equal"
     value: str | None = None
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+    @model_validator(mode="after")
+    def _as_kubernetes_validates_it(self) -> TolerationConfig:
+        problems = checks.toleration_problems(self.key, self.operator, self.value, self.effect)
+        if problems:
+            raise ValueError("; ".join(f"{field} {message}" for field, message in problems))
+        return self
 
 
 class HealthCheckConfig(_Model):
@@ -345,13 +374,28 @@ class HealthCheckConfig(_Model):
 
 
 class NotificationsConfig(_Model):
-    """An Alert on sync failure, sent through a notification Provider."""
+    """An Alert on sync failure, sent through a notification Provider.
+
+    Every supported provider type posts to an address. A webhook URL is a credential, so it comes from
+    the secret ``gitops-infra:notificationWebhook``, which the platform writes into the Secret
+    ``secretName`` (key ``address``). A non-secret ``address`` (a GitHub repository URL) may be set here
+    instead. ``github`` and ``generic-hmac`` also need a ``token``, which this stack does not manage:
+    name your own Secret (``address`` here, ``token`` there) with ``secretName``.
+    """
 
     provider_type: Literal["slack", "msteams", "discord", "googlechat", "github", "generic", "generic-hmac"]
     channel: str | None = None
     address: str | None = None
     secret_name: DnsLabel | None = None
     event_severity: Literal["info", "error"] = "error"
+
+    @property
+    def needs_token(self) -> bool:
+        """True for the types that authenticate with a ``token`` from the Secret."""
+        return self.provider_type in TOKEN_PROVIDER_TYPES
+
+
+TOKEN_PROVIDER_TYPES = ("github", "generic-hmac")
 
 
 class FluxConfig(_Model):
@@ -363,6 +407,7 @@ class FluxConfig(_Model):
     components_extra: tuple[FluxComponent, ...] = ()
     network_policy: bool = True
     tolerations: tuple[TolerationConfig, ...] = ()
+    node_selector: Mapping[str, str] = Field(default_factory=dict)
     git_interval: Duration = DEFAULT_GIT_INTERVAL
     interval: Duration = DEFAULT_INTERVAL
     retry_interval: Duration = DEFAULT_RETRY_INTERVAL
@@ -412,6 +457,7 @@ class StackSecrets:
 
     github_token: pulumi.Output[str] | None = field(default=None, repr=False)
     sops_age_key: pulumi.Output[str] | None = field(default=None, repr=False)
+    notification_webhook: pulumi.Output[str] | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -425,6 +471,18 @@ class StackConfig:
     flux: FluxConfig
     tags: Mapping[str, str]
     secrets: StackSecrets = StackSecrets()
+    aws_profile: str | None = None
+    """``aws:profile``: the deploying runner's AWS profile, which the platform's kubeconfig must keep."""
+
+    @property
+    def platform_name(self) -> str:
+        """The prefix of every component name: ``cluster.name``, else ``gitops-<environment>``."""
+        return platform_name_of(self.environment, self.cluster)
+
+
+def platform_name_of(environment: Environment, cluster: ClusterConfig) -> str:
+    """``cluster.name``, else ``gitops-<environment name>``."""
+    return cluster.name or f"gitops-{environment.name}"
 
 
 _SECTION_MODELS: dict[str, type[BaseModel]] = {
@@ -575,23 +633,105 @@ def load_config(
         secrets = StackSecrets(
             github_token=_secret(values.get(GITHUB_TOKEN_KEY)),
             sops_age_key=_secret(values.get(SOPS_AGE_KEY_KEY)),
+            notification_webhook=_secret(values.get(NOTIFICATION_WEBHOOK_KEY)),
         )
-    return _build(values, stack=stack, secrets=secrets, problems=problems)
+    profile = raw.get(AWS_PROFILE_KEY)
+    if profile is not None and not (isinstance(profile, str) and profile.strip()):
+        problems.append(f"{AWS_PROFILE_KEY}: must be the name of an AWS profile")
+        profile = None
+    return _build(values, stack=stack, secrets=secrets, problems=problems, aws_profile=profile)
 
 
 def _build(
-    values: Mapping[str, Any], *, stack: str, secrets: StackSecrets, problems: list[str]
+    values: Mapping[str, Any],
+    *,
+    stack: str,
+    secrets: StackSecrets,
+    problems: list[str],
+    aws_profile: str | None = None,
 ) -> StackConfig:
     sections = {section: _validate_section(section, values.get(section), problems) for section in SECTIONS}
+    environment: Environment | None = sections["environment"]
+    cluster: ClusterConfig | None = sections["cluster"]
     flux: FluxConfig | None = sections["flux"]
-    if flux is not None and flux.sops and secrets.sops_age_key is None:
+    if flux is not None:
+        problems.extend(_flux_secret_problems(flux, secrets))
+    if cluster is not None and flux is not None:
+        problems.extend(_kubernetes_floor_problems(cluster, flux))
+    if environment is not None and cluster is not None:
+        problems.extend(_derived_name_problems(environment, cluster))
+    if problems:
+        raise ConfigError(problems, stack=stack)
+    return StackConfig(stack=stack, secrets=secrets, aws_profile=aws_profile, **sections)
+
+
+def _flux_secret_problems(flux: FluxConfig, secrets: StackSecrets) -> list[str]:
+    """What ``flux`` needs from the secret keys: the age key for SOPS, an address for notifications."""
+    problems: list[str] = []
+    if flux.sops and secrets.sops_age_key is None:
         problems.append(
             f"{PROJECT}:flux.sops: needs the secret {PROJECT}:{SOPS_AGE_KEY_KEY} "
             f"(pulumi config set --secret {SOPS_AGE_KEY_KEY} ...)"
         )
-    if problems:
-        raise ConfigError(problems, stack=stack)
-    return StackConfig(stack=stack, secrets=secrets, **sections)
+    notifications = flux.notifications
+    if notifications is None:
+        return problems
+    where = f"{PROJECT}:flux.notifications"
+    webhook = secrets.notification_webhook is not None
+    if notifications.needs_token:
+        if webhook:
+            problems.append(
+                f"{where}.providerType: {notifications.provider_type} also needs a token, which the Secret "
+                f"made from {PROJECT}:{NOTIFICATION_WEBHOOK_KEY} would not hold: unset that secret, and "
+                "name your own Secret (with token) in secretName and the address in address"
+            )
+        elif notifications.secret_name is None:
+            problems.append(
+                f"{where}.secretName: {notifications.provider_type} needs a Secret holding its token "
+                "(created outside this stack, for example SOPS-encrypted in the fleet repository)"
+            )
+    if notifications.address is None and not webhook:
+        problems.append(
+            f"{where}: {notifications.provider_type} needs an address to post to: set the secret "
+            f"{PROJECT}:{NOTIFICATION_WEBHOOK_KEY} (pulumi config set --secret {NOTIFICATION_WEBHOOK_KEY} "
+            "<webhook URL>), or address for one that is not secret"
+        )
+    elif notifications.address is not None and webhook:
+        problems.append(
+            f"{where}.address: set either address or the secret {PROJECT}:{NOTIFICATION_WEBHOOK_KEY}, "
+            "not both (Flux ignores address when the Secret has one)"
+        )
+    return problems
+
+
+def _kubernetes_floor_problems(cluster: ClusterConfig, flux: FluxConfig) -> list[str]:
+    """The pinned Flux refuses older clusters; a chart version of the user's own is the user's to match."""
+    if flux.version != FLUX_CHART_VERSION:
+        return []
+    problem = checks.kubernetes_version_problem(cluster.kubernetes_version, MIN_KUBERNETES_VERSION)
+    if problem is None:
+        return []
+    return [
+        f"{PROJECT}:cluster.kubernetesVersion: {problem}: Flux {FLUX_VERSION} (chart {FLUX_CHART_VERSION}) "
+        "needs it, and the chart's pre-install check (flux check --pre) fails on an older cluster"
+    ]
+
+
+def _derived_name_problems(environment: Environment, cluster: ClusterConfig) -> list[str]:
+    """Names AWS derives from the platform's name must fit AWS's limits; say which key to shorten."""
+    name = platform_name_of(environment, cluster)
+    problems: list[str] = []
+    problem = checks.cluster_component_name_problem(name)
+    if problem is not None:  # only a derived name gets here: ClusterConfig checks its own `name`
+        return [
+            f"{PROJECT}:environment.name: with cluster.name unset the platform is named "
+            f"gitops-<environment>, which {problem}; set a shorter cluster.name"
+        ]
+    for index, group in enumerate(cluster.node_groups):
+        problem = checks.node_group_name_problem(name, group.name)
+        if problem is not None:
+            problems.append(f"{PROJECT}:cluster.nodeGroups[{index}].name: {problem}")
+    return problems
 
 
 def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
@@ -614,5 +754,7 @@ def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
     secrets = StackSecrets(
         github_token=config.get_secret(GITHUB_TOKEN_KEY),
         sops_age_key=config.get_secret(SOPS_AGE_KEY_KEY),
+        notification_webhook=config.get_secret(NOTIFICATION_WEBHOOK_KEY),
     )
-    return _build(values, stack=pulumi.get_stack(), secrets=secrets, problems=problems)
+    profile = pulumi.Config("aws").get("profile") or None
+    return _build(values, stack=pulumi.get_stack(), secrets=secrets, problems=problems, aws_profile=profile)

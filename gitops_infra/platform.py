@@ -20,7 +20,7 @@ from gitops_infra.components.eks_cluster import (
 )
 from gitops_infra.components.environment import EnvironmentConfig, EnvironmentConfigArgs
 from gitops_infra.components.flux import FluxBootstrap, FluxBootstrapArgs, NotificationArgs
-from gitops_infra.config import ClusterConfig, FluxConfig, StackConfig
+from gitops_infra.config import StackConfig
 
 __all__ = ["Platform", "build_platform", "platform_name"]
 
@@ -55,10 +55,11 @@ ENVIRONMENT_TAG = "environment"
 
 def platform_name(config: StackConfig) -> str:
     """The prefix of every component name: ``cluster.name``, else ``gitops-<environment>``."""
-    return config.cluster.name or f"gitops-{config.environment.name}"
+    return config.platform_name
 
 
-def _cluster_args(cluster: ClusterConfig, tags: dict[str, str]) -> EksClusterArgs:
+def _cluster_args(config: StackConfig, tags: dict[str, str]) -> EksClusterArgs:
+    cluster = config.cluster
     network: NewVpcArgs | ExistingVpcArgs
     if cluster.network.vpc is not None:
         network = NewVpcArgs(
@@ -90,6 +91,7 @@ def _cluster_args(cluster: ClusterConfig, tags: dict[str, str]) -> EksClusterArg
                 ami_type=group.ami_type,
                 labels=dict(group.labels),
                 taints=[(taint.key, taint.value, taint.effect) for taint in group.taints],
+                scaling_managed_externally=group.scaling_managed_externally,
             )
             for group in cluster.node_groups
         ],
@@ -98,10 +100,14 @@ def _cluster_args(cluster: ClusterConfig, tags: dict[str, str]) -> EksClusterArg
         admin_principal_arns=cluster.admins,
         log_types=cluster.log_types,
         tags=tags,
+        # The contract says policies are enforced: the CNI's policy agent is what enforces them.
+        network_policy=config.environment.network_policies_enforced,
+        kubeconfig_profile=config.aws_profile,
     )
 
 
-def _notifications(flux: FluxConfig) -> NotificationArgs | None:
+def _notifications(config: StackConfig) -> NotificationArgs | None:
+    flux = config.flux
     if flux.notifications is None:
         return None
     return NotificationArgs(
@@ -110,6 +116,7 @@ def _notifications(flux: FluxConfig) -> NotificationArgs | None:
         address=flux.notifications.address,
         secret_name=flux.notifications.secret_name,
         event_severity=flux.notifications.event_severity,
+        webhook=config.secrets.notification_webhook,
     )
 
 
@@ -122,7 +129,7 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
     tags = {**config.tags, ENVIRONMENT_TAG: env.name}
     base = opts or pulumi.ResourceOptions()
 
-    cluster = EksCluster(name, _cluster_args(config.cluster, tags), opts=base)
+    cluster = EksCluster(name, _cluster_args(config, tags), opts=base)
 
     github_provider = github.Provider(
         f"{name}-github", owner=config.git.owner, token=config.secrets.github_token, opts=base
@@ -154,13 +161,14 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
             components_extra=config.flux.components_extra,
             network_policy=config.flux.network_policy,
             tolerations=[t.model_dump(by_alias=True, exclude_none=True) for t in config.flux.tolerations],
+            node_selector=config.flux.node_selector,
             git_interval=config.flux.git_interval,
             interval=config.flux.interval,
             retry_interval=config.flux.retry_interval,
             timeout=config.flux.timeout,
             health_checks=[c.model_dump(by_alias=True) for c in config.flux.health_checks],
             sops_age_key=config.secrets.sops_age_key if config.flux.sops else None,
-            notifications=_notifications(config.flux),
+            notifications=_notifications(config),
         ),
         opts=base,
     )

@@ -29,6 +29,7 @@ from ..config import PROJECT, SECRET_KEYS, load_config
 from ..errors import ConfigError, OperationFailedError, StackNotFoundError
 from .recording import COMPUTED, RecordingMonitor
 from .results import SECRET
+from .wire import UNKNOWN
 from .workspace import StackOptions, find_project
 
 __all__ = ["COMPUTED", "Plan", "PlannedResource", "offline_plan"]
@@ -54,6 +55,11 @@ class PlannedResource:
     """The parent's URN, or ``None`` for a resource directly under the stack."""
     custom: bool
     inputs: Mapping[str, Any]
+    depends_on: tuple[str, ...]
+    """Every URN this resource waits for on create (and that waits for it on delete): its explicit
+    ``depends_on`` and the resources its inputs come from, as the engine records ``dependencies``."""
+    property_dependencies: Mapping[str, tuple[str, ...]]
+    """For each input, the URNs of the resources its value comes from."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +82,12 @@ class _EchoMocks(pulumi.runtime.Mocks):
         return "", dict(args.inputs)
 
     def call(self, args: MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        # A function's result comes from the cloud: offline it is empty, never invented.
-        return {}, None
+        # A result comes from the cloud, so offline it is never invented. A function (the deploying
+        # identity, for one) answers with nothing, which the components read as "not known"; a method
+        # on a component (``Cluster/getKubeconfig``) answers unknown, so its Output shows as computed.
+        if "/" in args.token.rpartition(":")[2]:
+            return {"result": UNKNOWN}, []
+        return {}, []
 
 
 def _unreadable(exc: Exception) -> str:
@@ -287,6 +297,8 @@ def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
             parent=r.parent if r.parent in urns else None,
             custom=r.custom,
             inputs=r.redacted_inputs(SECRET),
+            depends_on=r.dependencies,
+            property_dependencies=r.property_dependencies,
         )
         for r in graph
     )

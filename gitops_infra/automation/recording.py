@@ -4,7 +4,9 @@ Used by the offline plan and by the unit tests. ``MockResourceArgs`` carries nei
 dependencies of a resource, so :class:`RecordingMonitor` reads them from the ``RegisterResourceRequest``
 itself, components included.
 
-It also reports the ``resourceReferences`` feature as unsupported. Otherwise a resource passed as an
+It also answers method calls on components (``eks.Cluster.get_kubeconfig``) through ``Mocks.call``, as
+invokes are answered: upstream's ``MockMonitor`` has no ``Call``. And it reports the
+``resourceReferences`` feature as unsupported. Otherwise a resource passed as an
 input (``eks.ManagedNodeGroup(cluster=...)``) is deserialized on the monitor's thread, and a run fails now
 and then with "attached to a different loop". Without the feature, resources are sent as their URN or ID,
 deterministically.
@@ -21,7 +23,7 @@ from typing import Any
 import pulumi
 from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
-from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.proto import provider_pb2, resource_pb2
 
 from .wire import UNKNOWN, is_secret_payload, secret_payload_value
 
@@ -46,6 +48,9 @@ class Registered:
     custom: bool
     parent: str
     dependencies: tuple[str, ...]
+    """Every URN this resource waits for: its ``depends_on`` and the resources behind its inputs."""
+    property_dependencies: dict[str, tuple[str, ...]]
+    """For each input, the URNs of the resources its value came from."""
     provider: str
     inputs: dict[str, Any]
     secret_paths: frozenset[str]
@@ -156,6 +161,9 @@ class RecordingMonitor(MockMonitor):
             custom=bool(request.custom),
             parent=request.parent,
             dependencies=tuple(request.dependencies),
+            property_dependencies={
+                key: tuple(deps.urns) for key, deps in sorted(request.propertyDependencies.items())
+            },
             provider=request.provider,
             inputs=inputs,
             secret_paths=frozenset(secrets),
@@ -166,6 +174,15 @@ class RecordingMonitor(MockMonitor):
         with self._lock:
             self.graph.resources.append(registered)
         return response
+
+    def Call(self, request: Any) -> Any:
+        invoke = resource_pb2.ResourceInvokeRequest(
+            tok=request.tok, args=request.args, provider=request.provider
+        )
+        response = self.Invoke(invoke)
+        return provider_pb2.CallResponse(
+            failures=response.failures, **{"return": getattr(response, "return")}
+        )
 
     def SupportsFeature(self, request: Any) -> Any:
         if request.id == "resourceReferences":

@@ -8,8 +8,12 @@ for dev) or one per zone (``one-per-az``, no cross-zone dependency, for prod). T
 public and private (``PUBLIC_AND_PRIVATE``, optionally restricted to CIDRs) or private only
 (``PRIVATE``, reachable from the VPC and from the allow-listed CIDRs).
 
+EKS gives whoever creates the cluster an access entry of its own (pulumi-eks always asks for it), so the
+deploying identity, resolved with ``aws.get_caller_identity`` and, for an assumed-role session, its
+role, gets no second entry from ``admin_principal_arns``: EKS would refuse it as a duplicate.
+
 Outputs: ``cluster_name``, ``kubeconfig`` (secret), ``provider`` (a ``k8s.Provider`` that waits for the
-node groups), ``oidc_provider_arn`` and ``oidc_provider_url``.
+node groups and the endpoint's security-group rules), ``oidc_provider_arn`` and ``oidc_provider_url``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from gitops_infra import checks
 from gitops_infra.components._args import Problems, is_known
+from gitops_infra.errors import ConfigError
 
 __all__ = [
     "ALL_LOG_TYPES",
@@ -43,6 +49,7 @@ __all__ = [
     "NewVpcArgs",
     "NodeGroupArgs",
     "TaintEffect",
+    "same_principal",
     "subnet_cidrs",
 ]
 
@@ -74,7 +81,11 @@ MAX_ZONES = 6
 
 
 class EndpointAccess(StrEnum):
-    """Who reaches the Kubernetes API endpoint."""
+    """Who reaches the Kubernetes API endpoint.
+
+    With ``PRIVATE``, whatever deploys through the component's ``provider`` (Flux, for one) must run
+    where it reaches the VPC: the stack config accepts it only with an existing VPC for that reason.
+    """
 
     PUBLIC_AND_PRIVATE = "public-and-private"
     PRIVATE = "private"
@@ -129,6 +140,9 @@ class NodeGroupArgs:
     ami_type: pulumi.Input[str] = DEFAULT_AMI_TYPE
     labels: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     taints: Sequence[tuple[str, str, TaintEffect]] = ()
+    scaling_managed_externally: bool = False
+    """An autoscaler owns the desired size, so updates leave it alone. Off by default: EKS refuses a
+    ``min_size`` raised above the current desired size unless the same update raises that too."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +165,13 @@ class ExistingVpcArgs:
 
 @dataclass(frozen=True)
 class EksClusterArgs:
-    """Inputs of ``EksCluster``. Plain values are validated when the Args are made."""
+    """Inputs of ``EksCluster``. Plain values are validated when the Args are made.
+
+    ``network_policy`` turns on the VPC CNI's network policy agent, without which Kubernetes
+    NetworkPolicy objects are accepted but not enforced. ``kubeconfig_profile`` is the AWS profile the
+    deploying runner authenticates with (``aws:profile``): the provider's kubeconfig keeps it, so
+    ``aws eks get-token`` runs as the same identity that created the cluster.
+    """
 
     kubernetes_version: pulumi.Input[str]
     network: NewVpcArgs | ExistingVpcArgs
@@ -162,6 +182,8 @@ class EksClusterArgs:
     log_types: Sequence[LogType] = ALL_LOG_TYPES
     cluster_name: pulumi.Input[str] | None = None
     tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    network_policy: bool = False
+    kubeconfig_profile: pulumi.Input[str] | None = None
 
     def __post_init__(self) -> None:
         problems = Problems("EksClusterArgs")
@@ -178,20 +200,18 @@ class EksClusterArgs:
                 problems.check(high >= max(low, 1), f"{where}.max_size", "must be >= min_size and >= 1")
                 problems.check(low <= desired <= high, f"{where}.desired_size", "must be within min/max")
         for index, cidr in enumerate(self.allowed_cidrs):
-            try:
-                ipaddress.IPv4Network(cidr)
-            except ValueError:
-                problems.add(f"allowed_cidrs[{index}]", "not an IPv4 CIDR block")
+            problem = checks.ipv4_cidr_problem(cidr)
+            if problem is not None:
+                problems.add(f"allowed_cidrs[{index}]", problem)
         if isinstance(self.network, NewVpcArgs):
             zones = list(self.network.availability_zones)
             problems.check(
                 2 <= len(zones) <= MAX_ZONES, "network.availability_zones", f"needs 2 to {MAX_ZONES} zones"
             )
             problems.check(len(set(zones)) == len(zones), "network.availability_zones", "must be unique")
-            try:
-                subnet_cidrs(self.network.cidr, len(zones))
-            except ValueError as exc:
-                problems.add("network.cidr", str(exc))
+            problem = checks.vpc_cidr_problem(self.network.cidr)
+            if problem is not None:
+                problems.add("network.cidr", problem)
         else:
             problems.check(
                 len(self.network.private_subnet_ids) >= 2,
@@ -202,13 +222,14 @@ class EksClusterArgs:
 
 
 def subnet_cidrs(vpc_cidr: str, zones: int) -> list[tuple[str, str]]:
-    """The ``(public, private)`` subnet CIDRs of each zone in a dedicated VPC."""
-    try:
-        network = ipaddress.IPv4Network(vpc_cidr)
-    except ValueError as exc:
-        raise ValueError(f"not an IPv4 CIDR block ({exc})") from None
-    if network.prefixlen + SUBNET_PREFIX_DELTA > 28:
-        raise ValueError("too small: use a /24 or larger")
+    """The ``(public, private)`` subnet CIDRs of each zone in a dedicated VPC.
+
+    Raises ``ValueError`` for a block ``checks.vpc_cidr_problem`` refuses, the same rule as the config's.
+    """
+    problem = checks.vpc_cidr_problem(vpc_cidr)
+    if problem is not None:
+        raise ValueError(problem)
+    network = ipaddress.IPv4Network(vpc_cidr)
     subnets = list(network.subnets(prefixlen_diff=SUBNET_PREFIX_DELTA))
     return [(str(subnets[i]), str(subnets[PRIVATE_SUBNET_OFFSET + i])) for i in range(min(zones, MAX_ZONES))]
 
@@ -304,20 +325,61 @@ def _build_vpc(
     )
 
 
-def _build_node_role(
-    name: str, tags: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource
-) -> aws.iam.Role:
-    """The IAM role every managed node group's instances assume."""
+@dataclass(frozen=True)
+class _NodeRole:
+    role: aws.iam.Role
+    attachments: list[aws.iam.RolePolicyAttachment]
+
+
+def _build_node_role(name: str, tags: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource) -> _NodeRole:
+    """The IAM role every managed node group's instances assume, and its three policy attachments."""
     opts = pulumi.ResourceOptions(parent=parent)
     role = aws.iam.Role(
         f"{name}-node-role", assume_role_policy=NODE_ASSUME_ROLE_POLICY, tags=dict(tags), opts=opts
     )
-    for short, arn in NODE_ROLE_POLICY_ARNS.items():
+    attachments = [
         aws.iam.RolePolicyAttachment(f"{name}-node-{short}", role=role.name, policy_arn=arn, opts=opts)
-    return role
+        for short, arn in NODE_ROLE_POLICY_ARNS.items()
+    ]
+    return _NodeRole(role=role, attachments=attachments)
 
 
-def _access_entries(arns: Sequence[pulumi.Input[str]]) -> dict[str, eks.AccessEntryArgs]:
+def _principal_key(arn: str) -> tuple[str, ...] | None:
+    """An IAM role or user ARN as (partition, account, kind, name): IAM names ignore case and path."""
+    parts = arn.split(":", 5)
+    if len(parts) != 6 or parts[0] != "arn" or parts[2] not in ("iam", "sts"):
+        return None
+    kind, _, path = parts[5].partition("/")
+    if kind not in ("role", "user") or not path:
+        return None
+    return (parts[1], parts[4], kind, path.rsplit("/", 1)[-1].lower())
+
+
+def same_principal(first: str, second: str) -> bool:
+    """True when two IAM role or user ARNs name the same principal (paths and case aside)."""
+    key = _principal_key(first)
+    return key is not None and key == _principal_key(second)
+
+
+def _deploying_principal(parent: pulumi.Resource) -> str | None:
+    """The principal EKS gives the cluster creator's access entry, or ``None`` when it is not known.
+
+    The caller of the AWS provider the cluster is created with; for an assumed-role session, the role
+    (``aws.iam.get_session_context``'s issuer). Unknown where the calls have no answer: in an offline
+    plan, or with a provider whose credentials are not known yet; then every admin keeps its entry.
+    """
+    opts = pulumi.InvokeOptions(parent=parent)
+    caller = aws.get_caller_identity(opts=opts).arn
+    if not isinstance(caller, str) or not caller.startswith("arn:"):
+        return None
+    issuer = aws.iam.get_session_context(arn=caller, opts=opts).issuer_arn
+    return issuer if isinstance(issuer, str) and issuer.startswith("arn:") else caller
+
+
+def _access_entries(
+    arns: Sequence[pulumi.Input[str]], deployer: str | None
+) -> dict[str, eks.AccessEntryArgs]:
+    """Cluster-admin entries, keyed by position so an entry keeps its name whoever deploys."""
     return {
         f"admin-{index}": eks.AccessEntryArgs(
             principal_arn=arn,
@@ -329,7 +391,25 @@ def _access_entries(arns: Sequence[pulumi.Input[str]]) -> dict[str, eks.AccessEn
             },
         )
         for index, arn in enumerate(arns)
+        if not (deployer is not None and isinstance(arn, str) and same_principal(arn, deployer))
     }
+
+
+def _vpc_cni_options(network_policy: bool) -> eks.VpcCniOptionsArgs | None:
+    """The VPC CNI's network policy agent, without which NetworkPolicy objects are not enforced."""
+    return eks.VpcCniOptionsArgs(enable_network_policy=True) if network_policy else None
+
+
+def _name_problems(name: str, args: EksClusterArgs) -> list[str]:
+    """Names AWS derives from the component's name must fit AWS's limits (``checks``, as the config)."""
+    problem = checks.cluster_component_name_problem(name)
+    if problem is not None:
+        return [f"EksCluster name: {problem}"]
+    return [
+        f"EksClusterArgs.node_groups[{index}].name: {problem}"
+        for index, group in enumerate(args.node_groups)
+        if (problem := checks.node_group_name_problem(name, group.name)) is not None
+    ]
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -346,6 +426,9 @@ class EksCluster(pulumi.ComponentResource):
     kms_key: aws.kms.Key
 
     def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        problems = _name_problems(name, args)
+        if problems:
+            raise ConfigError(problems)
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(args.tags)
@@ -376,7 +459,7 @@ class EksCluster(pulumi.ComponentResource):
             name=cluster_name,
             version=args.kubernetes_version,
             authentication_mode=eks.AuthenticationMode.API,
-            access_entries=_access_entries(args.admin_principal_arns),
+            access_entries=_access_entries(args.admin_principal_arns, _deploying_principal(self)),
             create_oidc_provider=True,
             skip_default_node_group=True,
             enabled_cluster_log_types=[str(log) for log in args.log_types],
@@ -388,13 +471,15 @@ class EksCluster(pulumi.ComponentResource):
             endpoint_private_access=True,
             endpoint_public_access=not private_only,
             public_access_cidrs=None if private_only or not args.allowed_cidrs else list(args.allowed_cidrs),
+            vpc_cni_options=_vpc_cni_options(args.network_policy),
             tags=tags,
             opts=child,
         )
+        endpoint_rules: list[aws.ec2.SecurityGroupRule] = []
         if private_only:
             # With no public endpoint, the allow-listed networks reach the private one through the VPC.
             for index, cidr in enumerate(args.allowed_cidrs):
-                aws.ec2.SecurityGroupRule(
+                rule = aws.ec2.SecurityGroupRule(
                     f"{name}-endpoint-{index}",
                     type="ingress",
                     protocol="tcp",
@@ -405,12 +490,13 @@ class EksCluster(pulumi.ComponentResource):
                     description=f"Kubernetes API from {cidr}",
                     opts=child,
                 )
+                endpoint_rules.append(rule)
 
         self.node_groups = {
             group.name: eks.ManagedNodeGroup(
                 f"{name}-{group.name}",
                 cluster=self.cluster,
-                node_role_arn=node_role.arn,
+                node_role_arn=node_role.role.arn,
                 subnet_ids=list(network.private_subnet_ids),
                 instance_types=list(group.instance_types),
                 capacity_type=str(group.capacity_type),
@@ -419,15 +505,15 @@ class EksCluster(pulumi.ComponentResource):
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                     min_size=group.min_size, max_size=group.max_size, desired_size=group.desired_size
                 ),
-                # The cluster autoscaler owns the desired size once the group exists.
-                ignore_scaling_changes=True,
+                ignore_scaling_changes=group.scaling_managed_externally,
                 labels=dict(group.labels),
                 taints=[
                     aws.eks.NodeGroupTaintArgs(key=key, value=value, effect=str(effect))
                     for key, value, effect in group.taints
                 ],
                 tags=tags,
-                opts=child,
+                # Nodes join only with the role's policies attached, and must leave before they go.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(node_role.attachments)),
             )
             for group in args.node_groups
         }
@@ -439,11 +525,22 @@ class EksCluster(pulumi.ComponentResource):
         self.oidc_provider_arn = self.cluster.oidc_provider_arn
         self.oidc_provider_url = self.cluster.oidc_provider_url
         self.vpc_id = pulumi.Output.from_input(network.vpc_id)
-        # Workloads need nodes: anything deployed through this provider waits for the node groups.
+        # The exported kubeconfig stays profile-less, as pulumi-eks's is: a profile names this runner's
+        # credentials, not a reader's. The provider deploys from this runner, so it keeps the profile.
+        provider_kubeconfig = self.kubeconfig
+        if args.kubeconfig_profile is not None:
+            with_profile: pulumi.Output[str] = self.cluster.get_kubeconfig(
+                profile_name=args.kubeconfig_profile
+            )
+            provider_kubeconfig = pulumi.Output.secret(with_profile)
+        # Workloads need nodes, and a private endpoint is reached only once its rules exist: anything
+        # deployed through this provider waits for both.
         self.provider = k8s.Provider(
             f"{name}-k8s",
-            kubeconfig=self.kubeconfig,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.node_groups.values())),
+            kubeconfig=provider_kubeconfig,
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[*self.node_groups.values(), *endpoint_rules]
+            ),
         )
         self.register_outputs(
             {

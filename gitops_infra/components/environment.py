@@ -21,6 +21,7 @@ import pulumi_kubernetes as k8s
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from gitops_infra.checks import DNS_LABEL_PATTERN
 from gitops_infra.components._args import Problems
 
 __all__ = [
@@ -35,7 +36,6 @@ __all__ = [
 TYPE_TOKEN = "gitops-infra:index:EnvironmentConfig"
 ENVIRONMENT_CONFIGMAP = "environment"
 
-DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DOMAIN_PATTERN = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
 
 

@@ -16,8 +16,10 @@ function plus a builder that registers it:
 
 Every custom resource ``depends_on`` the controllers' Release, so its CRDs exist first; and because
 Pulumi deletes dependents first, ``destroy`` removes the sync objects while the controllers still run to
-clear their finalizers, then the controllers, then the namespace. Deleting the Kustomization lets
-kustomize-controller prune what it applied, as Flux does.
+clear their finalizers, then the controllers, then the namespace. The Kustomization's
+``deletionPolicy: WaitForTermination`` makes kustomize-controller hold its finalizer until what it
+applied is gone, so the controllers (and their CRDs) are never uninstalled under Flux objects that still
+carry ``finalizers.fluxcd.io``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from gitops_infra import checks
 from gitops_infra.components._args import Problems, is_known
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
 
@@ -51,8 +54,13 @@ __all__ = [
     "IDENTITY_KEY",
     "IDENTITY_PUB_KEY",
     "KNOWN_HOSTS_KEY",
+    "KUBERNETES_FLOOR",
     "KUSTOMIZATION_API_VERSION",
+    "KUSTOMIZATION_DELETION_POLICY",
+    "MIN_KUBERNETES_VERSION",
+    "NOTIFICATION_ADDRESS_KEY",
     "NOTIFICATION_API_VERSION",
+    "NOTIFICATION_WEBHOOK_SECRET_NAME",
     "REQUIRED_COMPONENTS",
     "SOPS_AGE_KEY",
     "SOPS_SECRET_NAME",
@@ -61,6 +69,7 @@ __all__ = [
     "FluxComponent",
     "InstallOptions",
     "NotificationArgs",
+    "Notifications",
     "SourceSecretOptions",
     "SyncObjects",
     "SyncOptions",
@@ -79,6 +88,11 @@ TYPE_TOKEN = "gitops-infra:index:FluxBootstrap"
 
 FLUX_VERSION = "2.8.5"
 """The Flux release the pinned chart installs (the chart's appVersion)."""
+KUBERNETES_FLOOR: Mapping[str, str] = {"2.6": "1.31", "2.7": "1.32", "2.8": "1.33"}
+"""The oldest Kubernetes minor each Flux minor supports: ``kubernetesConstraints`` of ``flux check``
+(``cmd/flux/check.go``), which the chart's pre-install hook runs as ``flux check --pre``."""
+MIN_KUBERNETES_VERSION = KUBERNETES_FLOOR[FLUX_VERSION.rsplit(".", 1)[0]]
+"""The oldest Kubernetes the pinned Flux installs on."""
 FLUX_CHART = "flux2"
 FLUX_CHART_VERSION = "2.18.3"
 FLUX_CHART_REPOSITORY = "https://fluxcd-community.github.io/helm-charts"
@@ -91,6 +105,9 @@ IDENTITY_PUB_KEY = "identity.pub"
 KNOWN_HOSTS_KEY = "known_hosts"
 SOPS_SECRET_NAME = "sops-age"
 SOPS_AGE_KEY = "age.agekey"  # kustomize-controller reads keys ending in .agekey
+NOTIFICATION_WEBHOOK_SECRET_NAME = "notification-webhook"
+NOTIFICATION_ADDRESS_KEY = "address"  # notification-controller prefers it over spec.address
+KUSTOMIZATION_DELETION_POLICY = "WaitForTermination"  # Flux >= 2.6 (kustomize-controller v1.6)
 DEFAULT_BRANCH = "main"
 DEFAULT_GIT_INTERVAL = "1m"
 DEFAULT_INTERVAL = "10m"
@@ -146,7 +163,11 @@ def image_automation_enabled(components: Sequence[FluxComponent]) -> bool:
 
 @dataclass(frozen=True)
 class InstallOptions:
-    """What to install: the chart version, the controllers, network policy and tolerations."""
+    """What to install: the chart version, the controllers, network policy, and where they run.
+
+    ``tolerations`` and ``node_selector`` apply to every controller and to the chart's pre-install
+    ``flux check --pre`` Job, so Flux can be pinned to a tainted system node group.
+    """
 
     namespace: str = FLUX_NAMESPACE
     version: str = FLUX_CHART_VERSION
@@ -154,19 +175,26 @@ class InstallOptions:
     components_extra: Sequence[FluxComponent] = ()
     network_policy: bool = True
     tolerations: Sequence[Mapping[str, str]] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
 
 
 def install_values(options: InstallOptions) -> dict[str, Any]:
     """The ``flux2`` chart values for ``options``: every controller is set on or off explicitly."""
     selected = {*options.components, *options.components_extra}
+    placement: dict[str, Any] = {}
+    if options.tolerations:
+        placement["tolerations"] = [dict(toleration) for toleration in options.tolerations]
+    if options.node_selector:
+        placement["nodeSelector"] = dict(options.node_selector)
     values: dict[str, Any] = {
         "installCRDs": True,
         "policies": {"create": options.network_policy},
     }
     for component, key in _CHART_KEYS.items():
-        values[key] = {"create": component in selected}
-        if options.tolerations:
-            values[key]["tolerations"] = [dict(toleration) for toleration in options.tolerations]
+        values[key] = {"create": component in selected, **placement}
+    if placement:
+        # The chart has no global placement: its pre-install Job (`cli`) is placed on its own.
+        values["cli"] = dict(placement)
     return values
 
 
@@ -277,6 +305,7 @@ def kustomization_manifest(options: SyncOptions) -> dict[str, Any]:
         "timeout": options.timeout,
         "path": f"./{options.path.strip('/')}",
         "prune": True,
+        "deletionPolicy": KUSTOMIZATION_DELETION_POLICY,
         "sourceRef": {"kind": "GitRepository", "name": options.name},
     }
     if options.decryption_secret is not None:
@@ -339,32 +368,59 @@ def build_sync(
 
 @dataclass(frozen=True)
 class NotificationArgs:
-    """A notification Provider and an Alert on the sync objects' events (``error``: failures only)."""
+    """A notification Provider and an Alert on the sync objects' events (``error``: failures only).
+
+    ``webhook`` (kept secret) is written into the Secret ``secret_name`` (default
+    ``NOTIFICATION_WEBHOOK_SECRET_NAME``) as its ``address``, where notification-controller reads it.
+    Without it, ``secret_name`` names a Secret made elsewhere (for a token), and ``address`` is plain.
+    """
 
     provider_type: str
     channel: str | None = None
     address: str | None = None
     secret_name: str | None = None
     event_severity: str = "error"
+    webhook: pulumi.Input[str] | None = None
+
+
+@dataclass(frozen=True)
+class Notifications:
+    """What ``build_notifications`` made: the webhook Secret (if any), the Provider and the Alert."""
+
+    secret: k8s.core.v1.Secret | None
+    provider: k8s.apiextensions.CustomResource
+    alert: k8s.apiextensions.CustomResource
 
 
 def build_notifications(
     name: str,
     args: NotificationArgs,
-    namespace: str,
+    namespace: k8s.core.v1.Namespace,
     controllers: k8s.helm.v3.Release,
     provider: k8s.Provider,
     parent: pulumi.Resource,
-) -> tuple[k8s.apiextensions.CustomResource, k8s.apiextensions.CustomResource]:
-    """The notification ``Provider`` and the ``Alert`` that uses it."""
+) -> Notifications:
+    """The webhook Secret, the notification ``Provider`` and the ``Alert`` that uses it."""
+    namespace_name = namespace.metadata.name
+    secret = None
+    secret_name = args.secret_name
+    if args.webhook is not None:
+        secret_name = secret_name or NOTIFICATION_WEBHOOK_SECRET_NAME
+        secret = k8s.core.v1.Secret(
+            f"{name}-notification-webhook",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=secret_name, namespace=namespace_name),
+            type="Opaque",
+            string_data={NOTIFICATION_ADDRESS_KEY: pulumi.Output.secret(args.webhook)},
+            opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[namespace]),
+        )
     provider_spec: dict[str, Any] = {"type": args.provider_type}
     if args.channel is not None:
         provider_spec["channel"] = args.channel
     if args.address is not None:
         provider_spec["address"] = args.address
-    if args.secret_name is not None:
-        provider_spec["secretRef"] = {"name": args.secret_name}
-    metadata = {"name": FLUX_SYNC_NAME, "namespace": namespace}
+    if secret_name is not None:
+        provider_spec["secretRef"] = {"name": secret_name}
+    metadata = {"name": FLUX_SYNC_NAME, "namespace": namespace_name}
     notifier = _custom_resource(
         f"{name}-notification-provider",
         {
@@ -373,7 +429,11 @@ def build_notifications(
             "metadata": metadata,
             "spec": provider_spec,
         },
-        pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[controllers]),
+        pulumi.ResourceOptions(
+            parent=parent,
+            provider=provider,
+            depends_on=[controllers, *([secret] if secret is not None else [])],
+        ),
     )
     alert = _custom_resource(
         f"{name}-alert",
@@ -392,10 +452,21 @@ def build_notifications(
         },
         pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[controllers, notifier]),
     )
-    return notifier, alert
+    return Notifications(secret=secret, provider=notifier, alert=alert)
 
 
 # -- the component -------------------------------------------------------------------------------------
+
+
+# The plain-valued fields of FluxBootstrapArgs, and the one check each shares with the config.
+_ARGS_CHECKS = {
+    "path": checks.relative_path_problem,
+    "namespace": checks.dns_label_problem,
+    "git_interval": checks.go_duration_problem,
+    "interval": checks.go_duration_problem,
+    "retry_interval": checks.go_duration_problem,
+    "timeout": checks.go_duration_problem,
+}
 
 
 @dataclass(frozen=True)
@@ -415,6 +486,7 @@ class FluxBootstrapArgs:
     components_extra: Sequence[FluxComponent] = ()
     network_policy: bool = True
     tolerations: Sequence[Mapping[str, str]] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
     git_interval: str = DEFAULT_GIT_INTERVAL
     interval: str = DEFAULT_INTERVAL
     retry_interval: str = DEFAULT_RETRY_INTERVAL
@@ -437,9 +509,15 @@ class FluxBootstrapArgs:
             problems.check(
                 str(self.repository_url).startswith("ssh://"), "repository_url", "must be an ssh:// URL"
             )
-        problems.check(
-            bool(self.path) and ".." not in self.path.split("/"), "path", "must be a relative path"
-        )
+        for field_name in ("path", "namespace", "git_interval", "interval", "retry_interval", "timeout"):
+            check = _ARGS_CHECKS[field_name]
+            problem = check(getattr(self, field_name))
+            if problem is not None:
+                problems.add(field_name, problem)
+        for index, toleration in enumerate(self.tolerations):
+            fields = (toleration.get(key) for key in ("key", "operator", "value", "effect"))
+            for key, message in checks.toleration_problems(*fields):
+                problems.add(f"tolerations[{index}].{key}", message)
         if self.notifications is not None:
             problems.check(
                 FluxComponent.NOTIFICATION_CONTROLLER in installed,
@@ -459,7 +537,7 @@ class FluxBootstrap(pulumi.ComponentResource):
     source_secret: k8s.core.v1.Secret
     sops_secret: k8s.core.v1.Secret | None
     sync: SyncObjects
-    notifications: tuple[k8s.apiextensions.CustomResource, k8s.apiextensions.CustomResource] | None
+    notifications: Notifications | None
 
     def __init__(
         self, name: str, args: FluxBootstrapArgs, opts: pulumi.ResourceOptions | None = None
@@ -482,6 +560,7 @@ class FluxBootstrap(pulumi.ComponentResource):
                 components_extra=args.components_extra,
                 network_policy=args.network_policy,
                 tolerations=args.tolerations,
+                node_selector=args.node_selector,
             ),
             self.namespace_resource,
             provider,
@@ -532,7 +611,9 @@ class FluxBootstrap(pulumi.ComponentResource):
             self,
         )
         self.notifications = (
-            build_notifications(name, args.notifications, args.namespace, self.controllers, provider, self)
+            build_notifications(
+                name, args.notifications, self.namespace_resource, self.controllers, provider, self
+            )
             if args.notifications is not None
             else None
         )

@@ -14,11 +14,11 @@ only reads the values it needs, and reads the cheap, always-known ones first.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
+
+from gitops_infra.checks import GO_DURATION_PATTERN, parse_duration
 
 __all__ = [
     "ALWAYS_TAGGABLE_TYPES",
@@ -114,7 +114,7 @@ would need the provider's schema, which is not available to a policy pack at run
 OPEN_CIDRS = frozenset({"0.0.0.0/0", "::/0"})
 DEFAULT_PROD_ENVIRONMENTS = ("prod", "production")
 ENVIRONMENT_TAG_KEYS = ("environment", "gitops-infra/environment")
-"""Tags that name a resource's environment, first match wins; the platform writes the second today."""
+"""Tags that name a resource's environment, first match wins; the platform writes the first."""
 DEFAULT_REQUIRED_TAGS = ("environment", "owner")
 DEFAULT_MIN_INTERVAL = "1m"
 DEFAULT_MAX_INTERVAL = "10m"
@@ -122,12 +122,6 @@ DEFAULT_MIN_NODES = 1
 DEFAULT_MAX_NODES = 20
 SECRETS_RESOURCE = "secrets"
 LATEST_TAG = "latest"
-
-GO_DURATION_PATTERN = r"^(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)$"
-"""A Go ``time.Duration`` string without a sign, as Flux's ``interval`` fields take it."""
-_DURATION = re.compile(GO_DURATION_PATTERN)
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 # --- helpers ----------------------------------------------------------------------------------------
@@ -203,14 +197,6 @@ def _int(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return int(value)
-
-
-def parse_duration(text: str) -> timedelta:
-    """Parse a Go duration (``1m30s``, ``5m``, ``60s``, ``1.5h``, ``0``); raise ``ValueError`` otherwise."""
-    if not isinstance(text, str) or not _DURATION.match(text):
-        raise ValueError(f"{text!r} is not a Go duration such as 1m30s, 5m or 60s")
-    seconds = sum(float(number) * _UNIT_SECONDS[unit] for number, unit in _DURATION_PART.findall(text))
-    return timedelta(seconds=seconds)
 
 
 # --- settings (policy config) -----------------------------------------------------------------------

@@ -12,6 +12,7 @@ import yaml
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOPS_TEST_KEY = "AGE-SECRET-KEY-1TESTONLYNOTAREALKEY"
 GITHUB_TEST_TOKEN = "ghp_testonly_not_a_real_token"
+WEBHOOK_TEST_URL = "https://hooks.example.invalid/testonly"
 
 
 def stack_config(stack: str) -> dict[str, Any]:
@@ -19,6 +20,8 @@ def stack_config(stack: str) -> dict[str, Any]:
     raw: dict[str, Any] = yaml.safe_load((REPO_ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
     raw["gitops-infra:githubToken"] = GITHUB_TEST_TOKEN
     raw["gitops-infra:sopsAgeKey"] = SOPS_TEST_KEY
+    if "notifications" in raw.get("gitops-infra:flux", {}):
+        raw["gitops-infra:notificationWebhook"] = WEBHOOK_TEST_URL
     return raw
 
 

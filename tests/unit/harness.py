@@ -9,7 +9,8 @@
 - ``values``: the resolved value and secretness of each ``Output`` the program returned.
 
 Unlike the offline plan's mocks, ``PlatformMocks`` invents the few computed outputs the components read
-(a kubeconfig, key material), so that tests can follow values through the graph.
+(a kubeconfig, key material) and answers the calls they make (the deploying identity, a kubeconfig with
+a profile), so that tests can follow values through the graph.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pulumi
 from gitops_infra.automation.recording import Graph, RecordingMonitor, Registered
 
 __all__ = [
+    "DEPLOYER_ARN",
     "MOCK_KUBECONFIG",
     "MOCK_PRIVATE_KEY_PREFIX",
     "PROJECT",
@@ -36,6 +38,8 @@ __all__ = [
 
 PROJECT = "gitops-infra"
 MOCK_PRIVATE_KEY_PREFIX = "mock-openssh-private-key-"
+DEPLOYER_ARN = "arn:aws:sts::123456789012:assumed-role/ci-deployer/gitops-infra-session"
+"""Who the mocked AWS provider says is deploying: a CI role's session, in no test's admin list."""
 T = TypeVar("T")
 
 
@@ -48,8 +52,20 @@ MOCK_KUBECONFIG = json.dumps(
 )
 
 
+def _issuer(arn: str) -> str:
+    """What IAM's session context says an STS session ARN stands for: its role (or the ARN itself)."""
+    prefix, _, rest = arn.partition(":sts:")
+    account, _, session = rest.partition(":assumed-role/")
+    if not session:
+        return arn
+    return f"{prefix}:iam:{account}:role/{session.split('/')[0]}"
+
+
 class PlatformMocks(pulumi.runtime.Mocks):
-    """Outputs echo the inputs, plus the computed outputs the components read."""
+    """Outputs echo the inputs, plus the computed outputs the components read and the calls they make."""
+
+    def __init__(self, caller_arn: str = DEPLOYER_ARN) -> None:
+        self.caller_arn = caller_arn
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         state = dict(args.inputs)
@@ -77,7 +93,19 @@ class PlatformMocks(pulumi.runtime.Mocks):
         return resource_id, state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        raise AssertionError(f"unexpected invoke {args.token}: programs under test must not call functions")
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            account = self.caller_arn.split(":")[4]
+            return {"accountId": account, "arn": self.caller_arn, "userId": "AROAMOCK", "id": account}, []
+        if args.token == "aws:iam/getSessionContext:getSessionContext":
+            arn = str(args.args["arn"])
+            return {"arn": arn, "issuerArn": _issuer(arn), "id": arn}, []
+        if args.token == "eks:index:Cluster/getKubeconfig":
+            kubeconfig = json.loads(MOCK_KUBECONFIG)
+            kubeconfig["users"] = [
+                {"name": "aws", "user": {"exec": {"args": ["--profile", args.args["profileName"]]}}}
+            ]
+            return {"result": json.dumps(kubeconfig)}, []
+        raise AssertionError(f"unexpected call {args.token}: the components make no other")
 
 
 @dataclass(frozen=True)
@@ -102,9 +130,10 @@ def run(
     stack: str = "dev",
     config: Mapping[str, str] | None = None,
     secret_keys: list[str] | None = None,
+    caller_arn: str = DEPLOYER_ARN,
 ) -> Run[T]:
     """Run ``program`` under mocks; resolve the Outputs ``outputs(result)`` names."""
-    mocks = PlatformMocks()
+    mocks = PlatformMocks(caller_arn)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config or {}), secret_keys or [])

@@ -42,8 +42,9 @@ def test_prod_config_loads_with_its_values() -> None:
     config = load_config(stack_config("prod"), stack="prod")
     assert config.cluster.network.vpc is not None
     assert config.cluster.network.vpc.nat_gateways is NatGateways.ONE_PER_AZ
-    assert config.cluster.endpoint.access is EndpointAccess.PRIVATE
-    assert config.cluster.endpoint.allowed_cidrs == ("10.100.0.0/16",)
+    assert config.cluster.endpoint.access is EndpointAccess.PUBLIC_AND_PRIVATE
+    assert config.cluster.endpoint.allowed_cidrs == ("203.0.113.0/24",)
+    assert config.flux.node_selector == {"role": "system"}
     assert config.flux.image_automation is True
     assert config.flux.sops is True
     assert config.flux.notifications is not None
@@ -95,7 +96,7 @@ MALFORMED: list[tuple[str, Any, str]] = [
     ("cluster.kubernetesVersion", "latest", "gitops-infra:cluster.kubernetesVersion:"),
     ("cluster.admins", ["platform-admin"], "gitops-infra:cluster.admins[0]:"),
     ("cluster.endpoint.access", "public", "gitops-infra:cluster.endpoint.access:"),
-    ("cluster.endpoint.allowedCidrs", ["10.0.0.0/33"], "gitops-infra:cluster.endpoint.allowedCidrs:"),
+    ("cluster.endpoint.allowedCidrs", ["10.0.0.0/33"], "gitops-infra:cluster.endpoint.allowedCidrs[0]:"),
     ("cluster.network.vpc.cidr", "10.0.0.0/24", "gitops-infra:cluster.network.vpc.cidr:"),
     (
         "cluster.network.vpc.availabilityZones",
@@ -286,3 +287,98 @@ def test_both_or_neither_network_is_a_problem(minimal: dict[str, Any]) -> None:
 def test_tags_are_checked(minimal: dict[str, Any], tags: Any, expected: str) -> None:
     minimal["tags"] = tags
     assert expected in problems_of(minimal)
+
+
+# -- what a real `pulumi up` would refuse ----------------------------------------------------------------
+
+EXISTING_VPC = {
+    "vpcId": "vpc-0123456789abcdef0",
+    "privateSubnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+}
+
+
+def test_a_private_endpoint_on_a_vpc_this_stack_creates_is_refused_with_the_remedy(
+    minimal: dict[str, Any],
+) -> None:
+    minimal["cluster"]["endpoint"] = {"access": "private", "allowedCidrs": ["10.100.0.0/16"]}
+    [problem] = problems_of(minimal)
+    assert problem.startswith("gitops-infra:cluster.endpoint: access 'private' needs network.existingVpc")
+    assert "public-and-private with allowedCidrs set to the runner's egress range" in problem
+
+    minimal["cluster"]["network"] = {"existingVpc": EXISTING_VPC}
+    assert load_config(minimal, stack="t").cluster.endpoint.access is EndpointAccess.PRIVATE
+
+
+def test_scaling_is_ours_unless_an_autoscaler_owns_it(minimal: dict[str, Any]) -> None:
+    assert load_config(minimal, stack="t").cluster.node_groups[0].scaling_managed_externally is False
+    minimal["cluster"]["nodeGroups"][0]["scalingManagedExternally"] = True
+    assert load_config(minimal, stack="t").cluster.node_groups[0].scaling_managed_externally is True
+
+
+def test_names_aws_derives_must_fit_its_limits(minimal: dict[str, Any]) -> None:
+    minimal["cluster"]["name"] = "c" * 35
+    assert load_config(minimal, stack="t").platform_name == "c" * 35
+    minimal["cluster"]["name"] = "c" * 36
+    [problem] = problems_of(minimal)
+    assert problem.startswith("gitops-infra:cluster.name: must be at most 35 characters")
+    assert "<name>-cluster-eksRole-role" in problem
+
+    # Without cluster.name the platform is gitops-<environment>: the key to change is still named.
+    del minimal["cluster"]["name"]
+    minimal["environment"]["name"] = "e" * 29
+    [problem] = problems_of(minimal)
+    assert problem.startswith("gitops-infra:environment.name: with cluster.name unset")
+
+    minimal["environment"]["name"] = "test"  # gitops-test: node groups may have 63 - 12 - 8 = 43
+    minimal["cluster"]["nodeGroups"][0]["name"] = "g" * 44
+    [problem] = problems_of(minimal)
+    assert problem.startswith("gitops-infra:cluster.nodeGroups[0].name: must be at most 43 characters")
+
+
+def test_kubernetes_older_than_the_pinned_flux_supports_is_refused(minimal: dict[str, Any]) -> None:
+    minimal["cluster"]["kubernetesVersion"] = "1.32"
+    [problem] = problems_of(minimal)
+    assert problem.startswith("gitops-infra:cluster.kubernetesVersion: must be 1.33 or newer: Flux 2.8.5")
+    minimal["cluster"]["kubernetesVersion"] = "1.33"
+    assert load_config(minimal, stack="t").cluster.kubernetes_version == "1.33"
+    # A chart version of the user's own is the user's to match with a cluster.
+    minimal["cluster"]["kubernetesVersion"] = "1.31"
+    minimal["flux"]["version"] = "2.16.0"
+    assert load_config(minimal, stack="t").flux.version == "2.16.0"
+
+
+def test_notifications_need_an_address_and_the_webhook_is_a_secret(minimal: dict[str, Any]) -> None:
+    minimal["flux"]["notifications"] = {"providerType": "slack", "channel": "alerts"}
+    [problem] = problems_of(minimal)
+    assert problem.startswith("gitops-infra:flux.notifications: slack needs an address to post to")
+    assert "pulumi config set --secret notificationWebhook" in problem
+
+    minimal["notificationWebhook"] = {"secure": "v1:ciphertext"}
+    config = load_config(minimal, stack="t")
+    assert isinstance(config.secrets.notification_webhook, pulumi.Output)
+    assert "notification_webhook" not in repr(config.secrets)
+
+    # A token type needs a Secret the stack does not make; a webhook Secret would lack the token.
+    minimal["flux"]["notifications"] = {"providerType": "github", "address": "https://github.com/acme/app"}
+    problems = problems_of(minimal)
+    assert any(
+        p.startswith("gitops-infra:flux.notifications.providerType: github also needs a token")
+        for p in problems
+    )
+    del minimal["notificationWebhook"]
+    assert problems_of(minimal) == (
+        "gitops-infra:flux.notifications.secretName: github needs a Secret holding its token "
+        "(created outside this stack, for example SOPS-encrypted in the fleet repository)",
+    )
+    minimal["flux"]["notifications"]["secretName"] = "github-token"
+    assert load_config(minimal, stack="t").flux.notifications is not None
+
+
+def test_flux_node_selector_and_the_aws_profile_are_read(minimal: dict[str, Any]) -> None:
+    minimal["flux"]["nodeSelector"] = {"role": "system"}
+    minimal["aws:profile"] = "platform-deployer"
+    config = load_config(minimal, stack="t")
+    assert config.flux.node_selector == {"role": "system"}
+    assert config.aws_profile == "platform-deployer"
+    minimal["aws:profile"] = ""
+    assert problems_of(minimal) == ("aws:profile: must be the name of an AWS profile",)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -172,7 +173,7 @@ def test_subnet_cidrs_do_not_overlap() -> None:
     flat = [cidr for pair in pairs for cidr in pair]
     assert len(set(flat)) == 12
     assert pairs[0] == ("10.0.0.0/20", "10.0.128.0/20")
-    with pytest.raises(ValueError, match="too small"):
+    with pytest.raises(ValueError, match="must be /20 or larger"):
         subnet_cidrs("10.0.0.0/26", 2)
 
 
@@ -257,14 +258,14 @@ def test_two_instances_live_in_one_stack() -> None:
             {"node_groups": [group(instance_types=[])]},
             "EksClusterArgs.node_groups[0].instance_types: must not be empty",
         ),
-        ({"allowed_cidrs": ["10.0.0.0/40"]}, "EksClusterArgs.allowed_cidrs[0]: not an IPv4 CIDR block"),
+        ({"allowed_cidrs": ["10.0.0.0/40"]}, "EksClusterArgs.allowed_cidrs[0]: must be an IPv4 CIDR block"),
         (
             {"network": NewVpcArgs(cidr="10.0.0.0/16", availability_zones=["eu-west-1a"])},
             "EksClusterArgs.network.availability_zones: needs 2 to 6 zones",
         ),
         (
             {"network": NewVpcArgs(cidr="nope", availability_zones=ZONES)},
-            "EksClusterArgs.network.cidr: not an IPv4 CIDR block",
+            "EksClusterArgs.network.cidr: must be an IPv4 CIDR block",
         ),
         (
             {"network": ExistingVpcArgs(vpc_id="vpc-1", private_subnet_ids=["subnet-a"])},
@@ -276,3 +277,87 @@ def test_bad_args_fail_before_any_resource(overrides: dict[str, Any], expected: 
     with pytest.raises(ConfigError) as info:
         new_vpc_args(**overrides)
     assert any(problem.startswith(expected) for problem in info.value.problems), info.value.problems
+
+
+# -- what a real `pulumi up` would get wrong -------------------------------------------------------------
+
+OTHER_ADMIN = "arn:aws:iam::111111111111:role/break-glass"
+
+
+def _build_as(caller: str, args: EksClusterArgs) -> Run[EksCluster]:
+    return run(lambda: EksCluster("c", args), caller_arn=caller)
+
+
+@pytest.mark.parametrize(
+    "caller",
+    [
+        "arn:aws:sts::111111111111:assumed-role/admin/ci-session",  # a session of the admin role
+        "arn:aws:sts::111111111111:assumed-role/ADMIN/ci-session",  # IAM names ignore case
+        ADMIN,
+    ],
+)
+def test_the_deploying_principal_gets_no_second_access_entry(caller: str) -> None:
+    # EKS already made the creator's entry (pulumi-eks#2373): a second one fails with ResourceInUseException.
+    graph = _build_as(caller, new_vpc_args(admin_principal_arns=[ADMIN, OTHER_ADMIN])).graph
+    entries = graph.one("eks:index:Cluster").inputs["accessEntries"]
+    # The other admin keeps its positional key, so entries do not churn with who deploys.
+    assert {key: entry["principalArn"] for key, entry in entries.items()} == {"admin-1": OTHER_ADMIN}
+
+
+def test_every_admin_gets_an_entry_when_someone_else_deploys() -> None:
+    graph = _build_as(
+        "arn:aws:iam::111111111111:user/alice", new_vpc_args(admin_principal_arns=[ADMIN])
+    ).graph
+    assert set(graph.one("eks:index:Cluster").inputs["accessEntries"]) == {"admin-0"}
+
+
+def test_node_groups_depend_on_their_role_policy_attachments() -> None:
+    graph = build(new_vpc_args(node_groups=[group("a"), group("b")])).graph
+    attachments = {a.urn for a in graph.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")}
+    assert len(attachments) == 3
+    for node_group in graph.of_type("eks:index:ManagedNodeGroup"):
+        assert attachments <= set(node_group.dependencies), node_group.name
+
+
+def test_scaling_changes_are_applied_unless_an_autoscaler_owns_the_group() -> None:
+    graph = build(new_vpc_args(node_groups=[group("a"), group("b", scaling_managed_externally=True)])).graph
+    groups = {g.name: g for g in graph.of_type("eks:index:ManagedNodeGroup")}
+    assert groups["c-a"].inputs["ignoreScalingChanges"] is False
+    assert groups["c-b"].inputs["ignoreScalingChanges"] is True
+
+
+def test_network_policy_turns_on_the_vpc_cni_policy_agent() -> None:
+    assert "vpcCniOptions" not in build(new_vpc_args()).graph.one("eks:index:Cluster").inputs
+    cluster = build(new_vpc_args(network_policy=True)).graph.one("eks:index:Cluster")
+    assert cluster.inputs["vpcCniOptions"]["enableNetworkPolicy"] is True
+
+
+def test_a_name_whose_derived_iam_role_is_too_long_fails_before_any_resource() -> None:
+    def program() -> None:
+        EksCluster("c" * 36, new_vpc_args())
+
+    with pytest.raises(ConfigError, match="EksCluster name: must be at most 35 characters"):
+        run(program)
+    with pytest.raises(ConfigError, match=r"node_groups\[0\]\.name: must be at most"):
+        run(lambda: EksCluster("c" * 35, new_vpc_args(node_groups=[group("g" * 20)])))
+
+
+def test_the_provider_keeps_the_aws_profile_but_the_exported_kubeconfig_does_not() -> None:
+    result = build(new_vpc_args(kubeconfig_profile="platform-deployer"))
+    provider = result.graph.one("pulumi:providers:kubernetes")
+    assert provider.is_secret("kubeconfig")
+    exec_args = json.loads(provider.inputs["kubeconfig"])["users"][0]["user"]["exec"]["args"]
+    assert exec_args[-2:] == ["--profile", "platform-deployer"]
+    assert "platform-deployer" not in json.dumps(result.values["kubeconfig"].value)
+
+
+def test_the_provider_waits_for_the_private_endpoints_rules() -> None:
+    args = new_vpc_args(
+        network=ExistingVpcArgs(vpc_id="vpc-1", private_subnet_ids=["subnet-a", "subnet-b"]),
+        endpoint_access=EndpointAccess.PRIVATE,
+        allowed_cidrs=["10.100.0.0/16", "10.101.0.0/16"],
+    )
+    graph = build(args).graph
+    rules = {r.urn for r in graph.of_type("aws:ec2/securityGroupRule:SecurityGroupRule")}
+    assert len(rules) == 2
+    assert rules <= set(graph.one("pulumi:providers:kubernetes").dependencies)

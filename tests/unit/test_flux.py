@@ -105,6 +105,7 @@ def test_sync_manifests() -> None:
         "timeout": "5m",
         "path": "./clusters/dev",
         "prune": True,
+        "deletionPolicy": "WaitForTermination",
         "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
         "decryption": {"provider": "sops", "secretRef": {"name": "sops-age"}},
     }
@@ -265,3 +266,54 @@ def test_bad_args_name_the_field(overrides: dict[str, Any], expected: str) -> No
     with pytest.raises(ConfigError) as info:
         bootstrap(**overrides)
     assert any(problem.startswith(expected) for problem in info.value.problems), info.value.problems
+
+
+# -- what a real `pulumi up` (and destroy) would get wrong --------------------------------------------
+
+
+def test_destroy_waits_for_what_the_kustomization_applied() -> None:
+    # Without it, kustomize-controller drops its finalizer at once and the chart's uninstall removes the
+    # CRDs under Flux objects that still hold finalizers.fluxcd.io: destroy hangs.
+    spec = kustomization_manifest(SyncOptions(url=URL, path="clusters/dev"))["spec"]
+    assert spec["deletionPolicy"] == "WaitForTermination"
+    assert spec["prune"] is True
+
+
+def test_tolerations_reach_the_pre_install_job_too() -> None:
+    # The chart's `flux check --pre` Job is placed through `cli`, not through any controller's values:
+    # without it, the Job stays Pending on a cluster whose only nodes are tainted, and the install fails.
+    toleration = {"key": "CriticalAddonsOnly", "operator": "Exists"}
+    assert install_values(InstallOptions(tolerations=[toleration]))["cli"] == {"tolerations": [toleration]}
+
+
+def test_placement_reaches_every_controller_and_the_pre_install_job() -> None:
+    toleration = {"key": "CriticalAddonsOnly", "operator": "Exists"}
+    values = install_values(InstallOptions(tolerations=[toleration], node_selector={"role": "system"}))
+    controllers = [key for key in values if key.endswith(("Controller", "Watcher"))]
+    assert len(controllers) == 7
+    for key in controllers:
+        assert values[key]["tolerations"] == [toleration], key
+        assert values[key]["nodeSelector"] == {"role": "system"}, key
+    # The chart's `flux check --pre` Job is placed through `cli`, not through any controller's values.
+    assert values["cli"] == {"tolerations": [toleration], "nodeSelector": {"role": "system"}}
+    assert "cli" not in install_values(InstallOptions())
+
+
+def test_the_webhook_becomes_the_secret_the_notification_provider_reads() -> None:
+    graph = bootstrap(
+        notifications=NotificationArgs(
+            provider_type="slack", channel="alerts", webhook="https://hooks.example.invalid/testonly"
+        )
+    ).graph
+    webhook = graph.one(SECRET, "flux-notification-webhook")
+    assert webhook.input("metadata.name") == "notification-webhook"
+    assert webhook.is_secret("stringData")
+    assert webhook.inputs["stringData"] == {"address": "https://hooks.example.invalid/testonly"}
+    notifier = graph.one(NOTIFY_PROVIDER)
+    assert notifier.inputs["spec"] == {
+        "type": "slack",
+        "channel": "alerts",
+        "secretRef": {"name": "notification-webhook"},
+    }
+    assert webhook.urn in notifier.dependencies
+    assert graph.one(NAMESPACE).urn in webhook.dependencies

@@ -64,8 +64,13 @@ def _committed(stack: str) -> dict[str, Any]:
 
 BASES: dict[str, dict[str, Any]] = {
     "dev": _committed("dev"),
-    # prod enables SOPS, so it needs its age key: set as `pulumi config set --secret` would.
-    "prod": {**_committed("prod"), "gitops-infra:sopsAgeKey": {"secure": "v1:AAAAciphertext"}},
+    # prod enables SOPS and notifications, so it needs their secrets: set as `pulumi config set --secret`
+    # would.
+    "prod": {
+        **_committed("prod"),
+        "gitops-infra:sopsAgeKey": {"secure": "v1:AAAAciphertext"},
+        "gitops-infra:notificationWebhook": {"secure": "v1:AAAAwebhookciphertext"},
+    },
     "minimal": {f"gitops-infra:{key}": value for key, value in MINIMAL.items()},
 }
 

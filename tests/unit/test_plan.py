@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -126,3 +127,57 @@ def test_unknown_stack_and_failing_program_are_clear_errors(tmp_path: Path) -> N
     assert failing.stderr.startswith(
         "OperationFailedError: plan of stack 'test' failed: the program cannot run"
     )
+
+
+def _by_name(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in plan["resources"]}
+
+
+def test_plan_json_shows_dependencies_so_ordering_can_be_reviewed() -> None:
+    result = _plan("prod", "--cwd", str(REPO_ROOT), "--json")
+    assert result.exit_code == EXIT_OK, result.output
+    resources = _by_name(json.loads(result.stdout))
+    assert all(isinstance(r["depends_on"], list) for r in resources.values())
+    assert all(isinstance(r["property_dependencies"], dict) for r in resources.values())
+
+    def urn(name: str) -> str:
+        return str(resources[name]["urn"])
+
+    def waits_for(later: str, earlier: str) -> bool:
+        return urn(earlier) in resources[later]["depends_on"]
+
+    # Destroy runs this backwards: sync objects, then the controllers, then the namespace.
+    assert waits_for("gitops-prod-flux-kustomization", "gitops-prod-flux-controllers")
+    assert waits_for("gitops-prod-flux-kustomization", "gitops-prod-flux-git-repository")
+    assert waits_for("gitops-prod-flux-git-repository", "gitops-prod-flux-controllers")
+    assert waits_for("gitops-prod-flux-controllers", "gitops-prod-flux-namespace")
+    assert waits_for("gitops-prod-flux-notification-provider", "gitops-prod-flux-notification-webhook")
+    # Node groups wait for (and are destroyed before) their role's policy attachments.
+    for group in ("gitops-prod-system", "gitops-prod-workloads"):
+        for policy in ("worker", "cni", "ecr"):
+            assert waits_for(group, f"gitops-prod-node-{policy}"), (group, policy)
+        # Property dependencies say which input carries each one.
+        assert resources[group]["property_dependencies"]["nodeRoleArn"] == [urn("gitops-prod-node-role")]
+    assert waits_for("gitops-prod-k8s", "gitops-prod-system")
+    # The prod endpoint: public, open only to the runners' range (item 1 of issue 9).
+    cluster = resources["gitops-prod-cluster"]["inputs"]
+    assert cluster["endpointPublicAccess"] is True
+    assert cluster["publicAccessCidrs"] == ["203.0.113.0/24"]
+
+
+def test_plan_shows_the_provider_waiting_for_a_private_endpoints_rules(tmp_path: Path) -> None:
+    config = _committed("dev")
+    cluster: dict[str, Any] = dict(config["gitops-infra:cluster"])
+    cluster["endpoint"] = {"access": "private", "allowedCidrs": ["10.100.0.0/16"]}
+    cluster["network"] = {
+        "existingVpc": {
+            "vpcId": "vpc-0123456789abcdef0",
+            "privateSubnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+        }
+    }
+    project = _project(tmp_path, {**config, "gitops-infra:cluster": cluster})
+    result = _plan("test", "--cwd", str(project), "--json")
+    assert result.exit_code == EXIT_OK, result.output
+    resources = _by_name(json.loads(result.stdout))
+    rule = resources["gitops-dev-endpoint-0"]
+    assert rule["urn"] in resources["gitops-dev-k8s"]["depends_on"]

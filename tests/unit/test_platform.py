@@ -96,9 +96,8 @@ def test_prod_differs_from_dev_in_exactly_these_resources(dev: Run[Platform], pr
         {
             "aws:ec2/natGateway:NatGateway": 2,  # one per AZ instead of one
             "aws:ec2/eip:Eip": 2,
-            "aws:ec2/securityGroupRule:SecurityGroupRule": 1,  # the allow-listed CIDR on the private endpoint
             "eks:index:ManagedNodeGroup": 1,  # a workloads group beside system
-            "kubernetes:core/v1:Secret": 1,  # the SOPS age key
+            "kubernetes:core/v1:Secret": 2,  # the SOPS age key, and the alert's webhook
             "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Provider": 1,
             "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Alert": 1,
         }
@@ -117,16 +116,17 @@ def test_nat_gateways_dev_shares_one_prod_has_one_per_zone(dev: Run[Platform], p
     assert zones == {"1a", "1b", "1c"}
 
 
-def test_endpoint_access_dev_public_and_private_prod_private(dev: Run[Platform], prod: Run[Platform]) -> None:
+def test_endpoint_access_dev_open_prod_restricted_to_the_runners(
+    dev: Run[Platform], prod: Run[Platform]
+) -> None:
     dev_cluster = dev.graph.one("eks:index:Cluster").inputs
     prod_cluster = prod.graph.one("eks:index:Cluster").inputs
     assert (dev_cluster["endpointPublicAccess"], dev_cluster["endpointPrivateAccess"]) == (True, True)
     assert dev_cluster["publicAccessCidrs"] == ["0.0.0.0/0"]
-    assert (prod_cluster["endpointPublicAccess"], prod_cluster["endpointPrivateAccess"]) == (False, True)
-    assert "publicAccessCidrs" not in prod_cluster
-    rule = prod.graph.one("aws:ec2/securityGroupRule:SecurityGroupRule")
-    assert rule.inputs["cidrBlocks"] == ["10.100.0.0/16"]
-    assert rule.inputs["fromPort"] == rule.inputs["toPort"] == 443
+    # prod deploys Flux through the API from its runners, so their egress range reaches the endpoint.
+    assert (prod_cluster["endpointPublicAccess"], prod_cluster["endpointPrivateAccess"]) == (True, True)
+    assert prod_cluster["publicAccessCidrs"] == ["203.0.113.0/24"]
+    assert prod.graph.of_type("aws:ec2/securityGroupRule:SecurityGroupRule") == []
 
 
 def _sizes(graph: Graph) -> dict[str, tuple[list[str], dict[str, int], int]]:
@@ -294,3 +294,21 @@ def test_public_api_is_what_all_lists() -> None:
         "load_config",
     ):
         assert name in gitops_infra.__all__
+
+
+def test_the_contracts_network_policy_promise_is_kept_by_the_cni(
+    dev: Run[Platform], prod: Run[Platform]
+) -> None:
+    # prod's environment says networkPoliciesEnforced: the VPC CNI's policy agent is what enforces them.
+    assert prod.result.config.environment.network_policies_enforced is True
+    assert prod.graph.one("eks:index:Cluster").inputs["vpcCniOptions"]["enableNetworkPolicy"] is True
+    assert dev.result.config.environment.network_policies_enforced is False
+    assert "vpcCniOptions" not in dev.graph.one("eks:index:Cluster").inputs
+
+
+def test_the_stack_programs_provider_keeps_the_aws_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pulumi, "export", lambda key, value: None)
+    config = _pulumi_config("dev") | {"aws:profile": "platform-deployer"}
+    graph = run(lambda: runpy.run_path(str(REPO_ROOT / "stacks" / "__main__.py")), config=config).graph
+    kubeconfig = json.loads(graph.one("pulumi:providers:kubernetes").inputs["kubeconfig"])
+    assert kubeconfig["users"][0]["user"]["exec"]["args"][-2:] == ["--profile", "platform-deployer"]
