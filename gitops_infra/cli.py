@@ -10,13 +10,18 @@ Each command parses its arguments, calls one library function and renders the re
   Ctrl-C cancels ``pulumi``: in-flight operations finish and the stack's lock is released.
 
 On a terminal, engine events drive a live progress display; without one, each finished step is a plain
-line. With ``--json``, stdout carries exactly one JSON document (an ``{"error": ...}`` one on failure).
+line. With ``--json``, every exit writes exactly one JSON document on stdout: the result, or
+``{"error": {"type": ..., "message": ...}}`` for any failure, usage errors included.
+
+If stdout is closed early (``gitops-infra up dev --yes | head -1``), output stops there but the operation
+runs to its end and releases the stack's lock; the command then exits 1 with a message on stderr.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable, Mapping
@@ -32,8 +37,9 @@ from rich.tree import Tree
 
 from . import automation
 from .automation.results import to_jsonable
+from .automation.stack_name import parse_stack_name
 from .automation.workspace import EventCallback
-from .errors import GitOpsInfraError
+from .errors import CheckpointError, GitOpsInfraError, StackNameError
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PENDING", "main"]
 
@@ -45,6 +51,40 @@ EXIT_PENDING = 2
 _LOG_WIDTH = 1000
 
 
+class CliError(click.ClickException):
+    """A failure the CLI reports as ``<kind>: <message>`` on stderr (and as JSON with ``--json``)."""
+
+    def __init__(self, kind: str, message: str, exit_code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.exit_code = exit_code  # type: ignore[misc]  # click reads it per instance as well
+
+
+def _silence(stream: Any) -> None:
+    """Point a closed stream's descriptor at /dev/null, so later writes (and the exit flush) are no-ops."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+class _Console(Console):
+    """A ``Console`` that treats a closed output as the end of output, not as the end of the program.
+
+    rich's default raises ``SystemExit`` on a broken pipe; raised inside an engine-event callback, that
+    stopped ``pulumi.automation``'s event reader and left the engine blocked, holding the stack's lock.
+    """
+
+    closed = False
+
+    def on_broken_pipe(self) -> None:
+        self.closed = True
+        self.quiet = True
+        _silence(self.file)
+
+
 @dataclass
 class Invocation:
     """What every command shares: the stack, where it runs, and how output is rendered."""
@@ -52,7 +92,8 @@ class Invocation:
     stack: str
     cwd: Path | None
     json: bool
-    console: Console
+    console: _Console
+    stdout_closed: bool = False
 
     def options(self, *, lock_wait: float = 0.0, progress: bool = False) -> automation.StackOptions:
         """Options for the library call; ``progress`` prints each finished step as it happens."""
@@ -67,15 +108,24 @@ class Invocation:
 
     def emit(self, result: Any, human: Callable[[Console], None]) -> None:
         if self.json:
-            click.echo(json.dumps(to_jsonable(result), indent=2, sort_keys=True))
+            try:
+                click.echo(json.dumps(to_jsonable(result), indent=2, sort_keys=True))
+            except BrokenPipeError:
+                self.stdout_closed = True
+                _silence(sys.stdout)
         else:
             human(self.console)
+
+    @property
+    def output_lost(self) -> bool:
+        """True when stdout was closed before everything was written to it."""
+        return self.stdout_closed or (self.console.closed and not self.json)
 
     def confirm(self, question: str, yes: bool) -> None:
         if yes:
             return
         if not sys.stdin.isatty():
-            raise click.ClickException(f"{question} Pass --yes to proceed without a terminal to ask on.")
+            raise CliError("UsageError", f"{question} Pass --yes to proceed without a terminal to ask on.")
         if not click.confirm(question, default=False, err=True):
             raise click.Abort()
 
@@ -104,10 +154,19 @@ def _shown(resource_type: str) -> bool:
     return resource_type != "pulumi:pulumi:Stack" and not resource_type.startswith("pulumi:providers:")
 
 
+def _checked_stack(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """STACK, checked as the Python API checks it: an empty name must never mean "the selected stack"."""
+    try:
+        parse_stack_name(value)
+    except StackNameError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
+
+
 def _command(fn: Callable[..., int]) -> Callable[..., None]:
     """Common arguments (STACK, --cwd, --json), one error boundary, and the exit code."""
 
-    @click.argument("stack")
+    @click.argument("stack", callback=_checked_stack)
     @click.option(
         "--cwd",
         type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -117,7 +176,7 @@ def _command(fn: Callable[..., int]) -> Callable[..., None]:
     @functools.wraps(fn)
     def wrapper(stack: str, cwd: Path | None, as_json: bool, **kwargs: Any) -> None:
         # Progress and prompts go to stdout on a terminal, and never into a --json document.
-        console = Console(stderr=as_json, highlight=False, markup=False, soft_wrap=True)
+        console = _Console(stderr=as_json, highlight=False, markup=False, soft_wrap=True)
         if not console.is_terminal:
             # A log has no width to fit: never crop a line (rich assumes 80 columns otherwise).
             console.width = _LOG_WIDTH
@@ -126,37 +185,76 @@ def _command(fn: Callable[..., int]) -> Callable[..., None]:
             try:
                 code = fn(invocation, **kwargs)
             except GitOpsInfraError as exc:
-                if as_json:
-                    error = {"type": type(exc).__name__, "message": str(exc)}
-                    click.echo(json.dumps({"error": error}, indent=2, sort_keys=True))
-                click.echo(f"{type(exc).__name__}: {exc}", err=True)
-                sys.exit(interruption.exit_code if interruption.signum else EXIT_ERROR)
+                code = interruption.exit_code if interruption.signum else EXIT_ERROR
+                raise CliError(type(exc).__name__, str(exc), code) from exc
             except KeyboardInterrupt:
-                click.echo("Interrupted.", err=True)
-                sys.exit(interruption.exit_code if interruption.signum else 128 + signal.SIGINT)
+                code = interruption.exit_code if interruption.signum else 128 + signal.SIGINT
+                raise CliError("Interrupted", "stopped before it finished", code) from None
+        if invocation.output_lost:
+            raise CliError(
+                "OutputClosed",
+                f"stdout was closed before `{click.get_current_context().info_name}` finished writing; "
+                "the operation itself ran to its end (see `gitops-infra history` for its result)",
+            )
         sys.exit(code)
 
     return wrapper
 
 
-class _UsageError(click.UsageError):
-    exit_code = EXIT_ERROR
+# Click 8.2+ raises this for a group called with no command; older versions printed the help themselves.
+_HELP_INSTEAD: tuple[type[click.UsageError], ...] = tuple(
+    getattr(click.exceptions, name) for name in ("NoArgsIsHelpError",) if hasattr(click.exceptions, name)
+)
+
+
+def _wants_json(args: list[str]) -> bool:
+    options = args[: args.index("--")] if "--" in args else args
+    return "--json" in options
+
+
+def _report(kind: str, message: str, *, as_json: bool) -> None:
+    """The one place a failure is written: ``kind: message`` on stderr, and the JSON document."""
+    if as_json:
+        try:
+            click.echo(json.dumps({"error": {"type": kind, "message": message}}, indent=2, sort_keys=True))
+        except BrokenPipeError:
+            _silence(sys.stdout)
+    try:
+        click.echo(f"{kind}: {message}", err=True)
+    except BrokenPipeError:
+        _silence(sys.stderr)
 
 
 class _Cli(click.Group):
-    """Click's usage errors exit 2, which here means "changes pending"; they exit 1 instead."""
+    """Every failure, a usage error included, exits through :func:`_report` with one exit code.
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            raise _UsageError(exc.format_message(), exc.ctx) from exc
+    Click's usage errors would exit 2, which here means "changes pending": they exit 1 instead. With
+    ``--json`` anywhere among the options, each of them is a JSON document on stdout too.
+    """
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def main(  # type: ignore[override]
+        self, args: list[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        as_json = _wants_json(argv)
+        extra.pop("standalone_mode", None)
         try:
-            return super().invoke(ctx)
+            return super().main(argv, prog_name, standalone_mode=False, **extra)
+        except CliError as exc:
+            _report(exc.kind, exc.format_message(), as_json=as_json)
+            sys.exit(exc.exit_code)
+        except _HELP_INSTEAD as exc:  # `gitops-infra` alone: the help, as before click 8.2
+            click.echo(exc.format_message())
+            sys.exit(EXIT_OK)
         except click.UsageError as exc:
-            raise _UsageError(exc.format_message(), exc.ctx) from exc
+            _report("UsageError", exc.format_message(), as_json=as_json)
+            sys.exit(EXIT_ERROR)
+        except click.ClickException as exc:
+            _report(type(exc).__name__, exc.format_message(), as_json=as_json)
+            sys.exit(EXIT_ERROR)
+        except click.Abort:
+            _report("Aborted", "nothing was changed", as_json=as_json)
+            sys.exit(EXIT_ERROR)
 
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
@@ -335,12 +433,31 @@ def history(inv: Invocation) -> int:
 @click.option("--yes", "-y", is_flag=True, help="Recover without asking.")
 @click.option("--force", is_flag=True, help="Even if the lock's update still runs on this machine.")
 def recover(inv: Invocation, yes: bool, force: bool) -> int:
-    """Clear the lock and pending operations a dead update left on STACK, then refresh it."""
+    """Clear what a dead update left on STACK (lock, pending operations, debris), then refresh it.
+
+    If STACK's checkpoint cannot be read (a full disk cut it short), the newest intact copy from the
+    backend's history is restored, the broken file kept aside: with --yes, or when you answer yes.
+    """
     inv.confirm(f"Clear the lock and pending operations of stack {inv.stack!r}?", yes)
-    with inv.activity("Recovering"):
-        result = automation.recover(inv.stack, options=inv.options(progress=True), force=force)
+    options = inv.options(progress=True)
+    try:
+        with inv.activity("Recovering"):
+            result = automation.recover(inv.stack, options=options, force=force, restore_checkpoint=yes)
+    except CheckpointError as exc:
+        if exc.candidate is None:
+            raise
+        inv.confirm(f"{exc} Restore it?", yes=False)
+        with inv.activity("Recovering"):
+            result = automation.recover(inv.stack, options=options, force=force, restore_checkpoint=True)
 
     def human(out: Console) -> None:
+        if result.restored_checkpoint:
+            out.print(
+                f"Restored {result.restored_checkpoint}; the unreadable checkpoint is kept at "
+                f"{result.broken_checkpoint_kept_at}"
+            )
+        for tree in result.removed_worktrees:
+            out.print(f"Removed the stale rollback worktree {tree}")
         out.print(f"Cleared the lock of {result.stale_lock}" if result.stale_lock else "No stale lock found")
         for pending in result.pending:
             out.print(f"  dropped pending {pending}")

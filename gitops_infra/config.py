@@ -32,6 +32,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -148,7 +150,12 @@ Cidr = Annotated[str, _gate(checks.ipv4_cidr_problem)]
 
 
 class _Model(BaseModel):
-    """Frozen, camelCase, and strict about unknown keys (a typo is a problem, not a silent default)."""
+    """Frozen, camelCase, and strict about unknown keys (a typo is a problem, not a silent default).
+
+    Numbers and flags are strict too (``StrictInt``, ``StrictBool``): ``minSize: true`` is not 1, and
+    ``sops: "yes"`` is not a flag. Pydantic's lax mode would accept both where the engine's program
+    would fail later, or do what nobody meant.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
@@ -169,15 +176,15 @@ class NodeGroupConfig(_Model):
 
     name: DnsLabel
     instance_types: Annotated[tuple[str, ...], Field(min_length=1)]
-    min_size: Annotated[int, Field(ge=0, le=450)]
-    max_size: Annotated[int, Field(le=450)]
-    desired_size: int | None = None
-    disk_size: Annotated[int, Field(ge=20, le=16384)] = DEFAULT_DISK_SIZE_GIB
+    min_size: Annotated[StrictInt, Field(ge=0, le=450)]
+    max_size: Annotated[StrictInt, Field(le=450)]
+    desired_size: StrictInt | None = None
+    disk_size: Annotated[StrictInt, Field(ge=20, le=16384)] = DEFAULT_DISK_SIZE_GIB
     capacity_type: CapacityType = CapacityType.ON_DEMAND
     ami_type: str = DEFAULT_AMI_TYPE
     labels: Mapping[str, str] = Field(default_factory=dict)
     taints: tuple[TaintConfig, ...] = ()
-    scaling_managed_externally: bool = False
+    scaling_managed_externally: StrictBool = False
     """True when an autoscaler (Cluster Autoscaler, Karpenter) owns the desired size: updates then
     leave ``desiredSize`` as the autoscaler set it. Off by default, because EKS refuses a ``minSize``
     raised above the current desired size, which only an update that sets ``desiredSize`` avoids."""
@@ -405,14 +412,14 @@ class FluxConfig(_Model):
     namespace: DnsLabel = FLUX_NAMESPACE
     components: tuple[FluxComponent, ...] = DEFAULT_COMPONENTS
     components_extra: tuple[FluxComponent, ...] = ()
-    network_policy: bool = True
+    network_policy: StrictBool = True
     tolerations: tuple[TolerationConfig, ...] = ()
     node_selector: Mapping[str, str] = Field(default_factory=dict)
     git_interval: Duration = DEFAULT_GIT_INTERVAL
     interval: Duration = DEFAULT_INTERVAL
     retry_interval: Duration = DEFAULT_RETRY_INTERVAL
     timeout: Duration = DEFAULT_TIMEOUT
-    sops: bool = False
+    sops: StrictBool = False
     health_checks: tuple[HealthCheckConfig, ...] = ()
     notifications: NotificationsConfig | None = None
 

@@ -7,8 +7,10 @@ caller (and the CLI) can catch one type and print ``ErrorType: message`` without
     ├── ConfigError            stack config is invalid; lists every problem by its key path
     ├── EngineNotFoundError    no usable Pulumi CLI; says how to install one
     ├── PluginMissingError     the engine needs a plugin that is not installed
+    ├── StackNameError         a stack name breaks Pulumi's rules (an empty one, above all)
     ├── StackNotFoundError     the named stack does not exist on the backend
     ├── StackLockedError       another update holds the stack's lock
+    ├── CheckpointError        the stack's state file cannot be read (a full disk cut it short)
     ├── CommitNotFoundError    a rollback target does not resolve to a commit with a Pulumi project
     └── OperationFailedError   the engine ran and the operation failed; carries the engine's message
         └── PolicyViolationError   a mandatory policy blocked it; carries each violation
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "CheckpointError",
     "CommitNotFoundError",
     "ConfigError",
     "EngineNotFoundError",
@@ -32,6 +35,7 @@ __all__ = [
     "PolicyViolation",
     "PolicyViolationError",
     "StackLockedError",
+    "StackNameError",
     "StackNotFoundError",
 ]
 
@@ -64,6 +68,14 @@ class PluginMissingError(GitOpsInfraError):
     """The engine needs a resource plugin that is not installed and may not be downloaded."""
 
 
+class StackNameError(GitOpsInfraError):
+    """A stack name is empty, padded, or breaks Pulumi's naming rules; nothing ran."""
+
+    def __init__(self, message: str, *, stack: str) -> None:
+        self.stack = stack
+        super().__init__(message)
+
+
 class StackNotFoundError(GitOpsInfraError):
     """The named stack does not exist on the backend."""
 
@@ -77,6 +89,20 @@ class StackLockedError(GitOpsInfraError):
 
     def __init__(self, message: str, *, stack: str) -> None:
         self.stack = stack
+        super().__init__(message)
+
+
+class CheckpointError(GitOpsInfraError):
+    """The stack's checkpoint (its state file) cannot be read, so no engine command can run on it.
+
+    ``checkpoint`` is the unreadable file; ``candidate`` the newest intact copy in the backend's history
+    that ``recover(..., restore_checkpoint=True)`` would restore, or ``None`` when there is none.
+    """
+
+    def __init__(self, message: str, *, stack: str, checkpoint: str, candidate: str | None) -> None:
+        self.stack = stack
+        self.checkpoint = checkpoint
+        self.candidate = candidate
         super().__init__(message)
 
 

@@ -25,7 +25,7 @@ from ..errors import (
     StackLockedError,
     StackNotFoundError,
 )
-from .workspace import INSTALL_HINT, Workspace
+from .workspace import INSTALL_HINT, Workspace, safe_url
 
 __all__ = ["run"]
 
@@ -43,6 +43,11 @@ _TRACEBACK = "Traceback (most recent call last):"
 _COMMAND_TEXT = re.compile(r"\n code: -?\d+\n stdout: (?P<stdout>.*)\n stderr: (?P<stderr>.*)\Z", re.DOTALL)
 # Said after any program failure; only worth showing when there is nothing more specific.
 _GENERIC_FAILURE = "an unhandled error occurred"
+# The engine's crash and integrity reports ("This is a bug!") carry the cause in a field of their own,
+# followed by a Go stack trace whose lines say nothing to the user.
+_BUG_HEADLINE = re.compile(r"^\s*(?:error: )?(The Pulumi CLI encountered an? .*)$")
+_REPORT_FIELD = re.compile(r"^\s*(Panic|Error):\s+(\S.*?)\s*$")
+_STACK_FRAME = re.compile(r"^\s|^goroutine \d+|\.go:\d+|^[\w./*()-]+\(.*\)$|^={3,}")
 
 
 def _error_blocks(text: str) -> list[list[str]]:
@@ -67,18 +72,31 @@ def _summary(block: list[str]) -> str:
     return " ".join(block)
 
 
+def _bug_report(text: str) -> list[str]:
+    """From an engine crash or integrity report: its headline and its ``Panic:``/``Error:`` field."""
+    lines = text.splitlines()
+    headline = next((m.group(1) for line in lines if (m := _BUG_HEADLINE.match(line))), None)
+    fields = [f"{m.group(1)}: {m.group(2)}" for line in lines if (m := _REPORT_FIELD.match(line))]
+    return [headline, *fields] if headline and fields else fields
+
+
 def _engine_message(exc: upstream.CommandError) -> str:
     """What the engine said went wrong, from the text of a failed command, deduplicated."""
     # pulumi.automation keeps only the command's text (code, stdout, stderr) on the exception.
     text = str(exc)
     if streams := _COMMAND_TEXT.search(text):
         text = f"{streams['stderr']}\n{streams['stdout']}"
+    if report := _bug_report(text):
+        return " ".join(report)
     found = list(dict.fromkeys(_summary(block) for block in _error_blocks(text)))
     specific = [message for message in found if not message.startswith(_GENERIC_FAILURE)]
     if specific or found:
         return "; ".join(specific or found)
-    tail = str(exc).strip().splitlines()
-    return tail[-1].strip() if tail else type(exc).__name__
+    # Nothing the engine marked: its last line that is not part of a Go stack trace.
+    meaningful = [
+        line.strip() for line in text.splitlines() if line.strip() and not _STACK_FRAME.search(line)
+    ]
+    return meaningful[-1] if meaningful else type(exc).__name__
 
 
 def _violation(event: auto.PolicyEvent) -> PolicyViolation:
@@ -93,19 +111,23 @@ def _violation(event: auto.PolicyEvent) -> PolicyViolation:
     )
 
 
+def _locked(ws: Workspace) -> StackLockedError:
+    return StackLockedError(
+        f"stack {ws.stack!r} is locked by another update; wait for it to finish, pass a lock_wait to "
+        "retry, or, if that update died, run `gitops-infra recover` (recover() in Python)",
+        stack=ws.stack,
+    )
+
+
 def _translate(exc: Exception, ws: Workspace, operation: str) -> GitOpsInfraError:
     if isinstance(exc, upstream.StackNotFoundError):
         return StackNotFoundError(
-            f"stack {ws.stack!r} not found on {ws.backend_url}; check the name, or create it with "
+            f"stack {ws.stack!r} not found on {safe_url(ws.backend_url)}; check the name, or create it with "
             "`gitops-infra up --create` (create=True in Python)",
             stack=ws.stack,
         )
     if isinstance(exc, upstream.ConcurrentUpdateError):
-        return StackLockedError(
-            f"stack {ws.stack!r} is locked by another update; wait for it to finish, pass a lock_wait to "
-            "retry, or, if that update died, run `gitops-infra recover` (recover() in Python)",
-            stack=ws.stack,
-        )
+        return _locked(ws)
     if isinstance(exc, upstream.CommandError):
         message = _engine_message(exc)
         violations = [_violation(event) for event in ws.policy_events]
@@ -137,6 +159,11 @@ def _translate(exc: Exception, ws: Workspace, operation: str) -> GitOpsInfraErro
     raise exc
 
 
+# The file backend lists a stack's lock files, then reads each: when the holder releases its lock in
+# between, the read fails with "no such file" instead of "currently locked". It is the same contention.
+_LOCK_RACE = re.compile(r"\.pulumi/locks/\S+: no such file or directory")
+
+
 def run(
     ws: Workspace,
     operation: str,
@@ -161,9 +188,12 @@ def run(
                 else auto.Stack.select(ws.stack, workspace)
             )
             return work(stack)
-        except upstream.ConcurrentUpdateError as exc:
-            if time.monotonic() >= deadline:
+        except upstream.CommandError as exc:
+            locked = isinstance(exc, upstream.ConcurrentUpdateError) or _LOCK_RACE.search(str(exc))
+            if not locked:
                 raise _translate(exc, ws, operation) from exc
+            if time.monotonic() >= deadline:
+                raise _locked(ws) from exc
             time.sleep(LOCK_POLL_SECONDS)
-        except (upstream.CommandError, upstream.InvalidVersionError) as exc:
+        except upstream.InvalidVersionError as exc:
             raise _translate(exc, ws, operation) from exc

@@ -19,6 +19,8 @@ __all__ = ["history", "preview", "refresh", "up"]
 
 GIT_HEAD = "git.head"
 """The key under which the engine records the commit an update ran from."""
+HISTORY_PAGE = 500
+"""Entries per ``pulumi stack history`` call. Without a page size the CLI returns only the newest 10."""
 
 
 def mask_outputs(outputs: Mapping[str, auto.OutputValue]) -> dict[str, Any]:
@@ -44,9 +46,25 @@ def _deployments(summaries: Sequence[auto.UpdateSummary]) -> tuple[Deployment, .
     )
 
 
+def _all_history(stack: auto.Stack) -> list[auto.UpdateSummary]:
+    """Every entry of the stack's history, newest first, fetched a page at a time."""
+    summaries: list[auto.UpdateSummary] = []
+    page = 1
+    while True:
+        batch = stack.history(page_size=HISTORY_PAGE, page=page, show_secrets=False)
+        summaries.extend(batch)
+        if len(batch) < HISTORY_PAGE:
+            return summaries
+        page += 1
+
+
 def _latest(stack: auto.Stack) -> Deployment:
-    """The deployment the operation just recorded (the stack's newest)."""
-    return _deployments(stack.history(show_secrets=False))[0]
+    """The deployment the operation just recorded (the stack's newest).
+
+    The whole history is read: the file backend records no version numbers, so a version is a position
+    counted from the oldest entry.
+    """
+    return _deployments(_all_history(stack))[0]
 
 
 def _step(metadata: auto.StepEventMetadata) -> Step:
@@ -173,4 +191,4 @@ def history(stack: str, *, options: StackOptions | None = None) -> tuple[Deploym
             print(d.version, d.kind, d.result, d.commit, d.message)
     """
     ws = Workspace.resolve(stack, options)
-    return engine.run(ws, "history", lambda s: _deployments(s.history(show_secrets=False)))
+    return engine.run(ws, "history", lambda s: _deployments(_all_history(s)))

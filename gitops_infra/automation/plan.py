@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs
 from pulumi.runtime.settings import SETTINGS
 from pulumi.runtime.stack import Stack, run_pulumi_func
@@ -29,8 +28,10 @@ from ..config import PROJECT, SECRET_KEYS, load_config
 from ..errors import ConfigError, OperationFailedError, StackNotFoundError
 from .recording import COMPUTED, RecordingMonitor
 from .results import SECRET
+from .stack_files import read_mapping
+from .stack_name import StackName, parse_stack_name
 from .wire import UNKNOWN
-from .workspace import StackOptions, find_project
+from .workspace import StackOptions, checked_stack_name, find_project
 
 __all__ = ["COMPUTED", "Plan", "PlannedResource", "offline_plan"]
 
@@ -90,18 +91,6 @@ class _EchoMocks(pulumi.runtime.Mocks):
         return {}, []
 
 
-def _unreadable(exc: Exception) -> str:
-    """Why a stack file cannot be read, saying where but never quoting its content (it may hold secrets)."""
-    if isinstance(exc, UnicodeDecodeError):
-        return f"is not UTF-8 text (byte {exc.start})"
-    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
-        mark = exc.problem_mark
-        return f"is not valid YAML: {exc.problem} (line {mark.line + 1}, column {mark.column + 1})"
-    if isinstance(exc, yaml.reader.ReaderError):
-        return f"is not valid YAML: {exc.reason} (character {exc.position})"
-    return "is not valid YAML"
-
-
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
@@ -135,19 +124,17 @@ def _plain(value: Any, where: str, problems: list[str], enclosing: tuple[int, ..
     return plain
 
 
-def _stack_config(project: Path, stack: str) -> dict[str, Any]:
-    settings = project / f"Pulumi.{stack}.yaml"
+def _stack_config(project: Path, stack: StackName) -> dict[str, Any]:
+    settings = project / stack.settings_file
     if not settings.is_file():
-        raise StackNotFoundError(f"no {settings.name} in {project}: the offline plan reads it", stack=stack)
-    try:
-        loaded = yaml.safe_load(settings.read_text(encoding="utf-8")) or {}
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError([f"{settings.name}: {_unreadable(exc)}"], stack=stack) from None
-    config = loaded.get("config") if isinstance(loaded, dict) else None
+        raise StackNotFoundError(
+            f"no {settings.name} in {project}: the offline plan reads it", stack=str(stack)
+        )
+    config = read_mapping(settings, stack=str(stack)).get("config")
     if config is None:
         return {}
     if not isinstance(config, dict):
-        raise ConfigError([f"{settings.name}: config must be a mapping of keys to values"], stack=stack)
+        raise ConfigError([f"{settings.name}: config must be a mapping of keys to values"], stack=str(stack))
     problems: list[str] = []
     plain: dict[str, Any] = {}
     for key, value in config.items():
@@ -158,7 +145,7 @@ def _stack_config(project: Path, stack: str) -> dict[str, Any]:
             continue
         plain[key] = _plain(value, key, problems)
     if problems:
-        raise ConfigError(problems, stack=stack)
+        raise ConfigError(problems, stack=str(stack))
     return plain
 
 
@@ -188,7 +175,7 @@ def _engine_config(raw: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
 
 
 def _program(project: Path) -> tuple[str, Path]:
-    settings = yaml.safe_load((project / "Pulumi.yaml").read_text()) or {}
+    settings = read_mapping(project / "Pulumi.yaml")
     name = str(settings.get("name", project.name))
     main = project / str(settings.get("main", "."))
     return name, main / "__main__.py" if main.is_dir() else main
@@ -243,9 +230,11 @@ def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
         for resource in plan.resources:
             print(resource.type, resource.name, resource.parent)
     """
-    project = find_project((options.work_dir if options and options.work_dir else Path.cwd()).resolve())
+    parse_stack_name(stack)  # first: an empty name must not reach a file name
+    project = find_project(options.work_dir if options else None)
+    name = checked_stack_name(stack, project)
     project_name, entrypoint = _program(project)
-    raw = _stack_config(project, stack)
+    raw = _stack_config(project, name)
     if project_name == PROJECT:
         # This project's secrets are set with `pulumi config set --secret` and are rarely in the file a
         # pull request sees: plan with placeholders rather than fail for want of a credential.
@@ -268,8 +257,14 @@ def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
     async def collect() -> None:
         outputs.update(await _exported(root))
 
+    interrupted: list[KeyboardInterrupt] = []
+
     def program() -> Awaitable[None]:
-        runpy.run_path(str(entrypoint), run_name="__main__")
+        try:
+            runpy.run_path(str(entrypoint), run_name="__main__")
+        except KeyboardInterrupt as exc:
+            interrupted.append(exc)
+            raise
         return collect()
 
     try:
@@ -277,6 +272,10 @@ def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
     except ConfigError:
         raise
     except Exception as exc:  # the program's own failure, reported like the engine would
+        if interrupted:
+            # The runtime drains the program's pending registrations before it re-raises, and one that
+            # broke because the interrupt cut an import short would be reported in its place.
+            raise interrupted[0] from None
         message = str(exc).strip() or type(exc).__name__
         raise OperationFailedError(
             f"plan of stack {stack!r} failed: {message}",

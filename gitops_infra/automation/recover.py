@@ -1,31 +1,37 @@
-"""Recovery after an update that died without cleaning up (``kill -9``, a lost CI runner).
+"""Recovery after an update that died without cleaning up (``kill -9``, a lost CI runner, a full disk).
 
 Such an update leaves the stack locked, and may leave *pending operations* in its state: resources the
-engine had started to create, update or delete when it died. :func:`recover` is the documented way back:
+engine had started to create, update or delete when it died. It may leave more: Pulumi's plugin
+processes still running, a rollback's temporary worktree, or (on a full disk) a checkpoint cut short.
+:func:`recover` is the documented way back:
 
-1. refuse if the lock belongs to an update that is still running on this machine;
-2. clear the stale lock (``pulumi cancel``);
-3. refresh with ``--clear-pending-creates``, so the state matches what really exists and no half-known
-   create is left in it.
+1. refuse while anything of the dead update may still be working: the lock's owner alive on this
+   machine, a lock taken on another machine (unless ``force``: only you know that runner is gone), or
+   Pulumi plugin processes left running in the project (unless ``force``);
+2. remove the rollback worktrees killed rollbacks left behind;
+3. if the checkpoint cannot be read, restore the newest intact copy from the backend's history, keeping
+   the broken file aside (only with ``restore_checkpoint``; otherwise say what would be restored);
+4. clear the stale lock (``pulumi cancel``);
+5. refresh with ``--clear-pending-creates``, so the state matches what really exists.
 
 The next ``up`` then converges: it creates what is missing and changes what differs.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pulumi import automation as auto
 
-from ..errors import StackLockedError
+from ..errors import CheckpointError, StackLockedError
 from . import engine
+from .file_backend import FileBackendStack, checkpoint_problem
+from .processes import alive_here, leftover_plugins
 from .results import changes_of
-from .workspace import StackOptions, Workspace
+from .rollback import remove_stale_worktrees
+from .workspace import StackOptions, Workspace, project_name
 
 __all__ = ["RecoverResult", "recover"]
 
@@ -41,42 +47,12 @@ class RecoverResult:
     """The pending operations the dead update left, as ``<type> <urn>``."""
     changes: dict[str, int]
     """What the refresh found (``same``, ``update``, ``delete``)."""
-
-
-@dataclass(frozen=True)
-class _Lock:
-    user: str
-    host: str
-    pid: int
-
-    def __str__(self) -> str:
-        return f"{self.user}@{self.host} pid {self.pid}"
-
-    def is_alive_here(self) -> bool:
-        if self.host != socket.gethostname():
-            return False
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True  # it exists; it just is not ours
-        return True
-
-
-def _file_backend_locks(ws: Workspace, project: str) -> list[_Lock]:
-    """The lock files a file backend keeps for this stack (other backends keep their locks server-side)."""
-    if not ws.backend_url.startswith("file://"):
-        return []
-    root = Path(ws.backend_url.removeprefix("file://").split("?", 1)[0])
-    locks = []
-    for path in root.glob(f".pulumi/locks/*/{project}/{ws.stack}/*.json"):
-        try:
-            data: dict[str, Any] = json.loads(path.read_text())
-            locks.append(_Lock(user=str(data["username"]), host=str(data["hostname"]), pid=int(data["pid"])))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # unreadable: not ours to judge; `pulumi cancel` still clears it
-    return locks
+    removed_worktrees: tuple[str, ...] = ()
+    """Rollback worktrees a killed rollback left, now removed."""
+    restored_checkpoint: str | None = None
+    """The history checkpoint put in place of an unreadable one, or ``None``."""
+    broken_checkpoint_kept_at: str | None = None
+    """Where the unreadable checkpoint was kept, or ``None``."""
 
 
 def _pending(stack: auto.Stack) -> tuple[str, ...]:
@@ -87,11 +63,78 @@ def _pending(stack: auto.Stack) -> tuple[str, ...]:
     )
 
 
-def recover(stack: str, *, options: StackOptions | None = None, force: bool = False) -> RecoverResult:
-    """Clear what a dead update left behind: its lock and its pending operations.
+def _refuse_while_running(ws: Workspace, files: FileBackendStack | None, force: bool) -> str | None:
+    """Raise while the dead update may still be working; return who held the lock, if anyone."""
+    locks = files.locks() if files is not None else []
+    stack = ws.stack
+    for lock in locks:
+        if alive_here(lock.host, lock.pid):
+            raise StackLockedError(
+                f"stack {stack!r} is locked by an update that is still running ({lock}); "
+                "recover only after it has stopped",
+                stack=stack,
+            )
+        if lock.host != socket.gethostname() and not force:
+            raise StackLockedError(
+                f"stack {stack!r} is locked by an update on another machine ({lock}), which cannot be "
+                "checked from here; if that runner is gone, recover with --force (force=True)",
+                stack=stack,
+            )
+    leftovers = leftover_plugins(ws.project)
+    if leftovers and not force:
+        listed = ", ".join(str(process) for process in leftovers)
+        raise StackLockedError(
+            f"Pulumi plugin processes of a dead update still run in {ws.project}: {listed}. They may still "
+            "be changing resources: stop them (kill the pids) and recover again, or recover with --force",
+            stack=stack,
+        )
+    return str(locks[0]) if locks else None
 
-    Refuses with ``StackLockedError`` while the lock's update is still running on this machine, unless
-    ``force``. Run it only when the update that held the lock is known to be gone.
+
+def _restore_checkpoint(
+    ws: Workspace, files: FileBackendStack | None, restore: bool
+) -> tuple[str, str] | None:
+    """Put back the newest intact checkpoint when the current one is unreadable (only if ``restore``)."""
+    current = files.checkpoint() if files is not None else None
+    if files is None or current is None:
+        return None
+    problem = checkpoint_problem(current)
+    if problem is None:
+        return None
+    candidate = files.newest_intact_checkpoint()
+    where = f"the checkpoint of stack {ws.stack!r} ({current}) {problem}"
+    if candidate is None:
+        raise CheckpointError(
+            f"{where}, and the backend's history holds no intact copy to restore",
+            stack=ws.stack,
+            checkpoint=str(current),
+            candidate=None,
+        )
+    if not restore:
+        raise CheckpointError(
+            f"{where}. The newest intact copy is {candidate.name}: recover with --yes "
+            "(restore_checkpoint=True) to keep the broken file aside, restore that copy and refresh",
+            stack=ws.stack,
+            checkpoint=str(current),
+            candidate=str(candidate),
+        )
+    kept = files.restore(current, candidate)
+    return str(candidate), str(kept)
+
+
+def recover(
+    stack: str,
+    *,
+    options: StackOptions | None = None,
+    force: bool = False,
+    restore_checkpoint: bool = False,
+) -> RecoverResult:
+    """Clear what a dead update left behind: its lock, its pending operations and its debris.
+
+    Never acts under an update whose process is still running on this machine. ``force`` accepts a
+    lock taken on another machine, and leftover plugin processes, as gone. ``restore_checkpoint`` lets
+    it replace an unreadable checkpoint with the newest intact copy from the backend's history; without
+    it, an unreadable checkpoint raises ``CheckpointError`` naming that copy. See the module docstring.
 
     Example::
 
@@ -100,17 +143,15 @@ def recover(stack: str, *, options: StackOptions | None = None, force: bool = Fa
         up("dev")  # converges from what really exists
     """
     ws = Workspace.resolve(stack, options)
+    name = ws.stack_name
+    files = FileBackendStack.of(
+        ws.backend_url, org=name.org, project=name.project or project_name(ws.project), name=name.name
+    )
+    stale_lock = _refuse_while_running(ws, files, force)
+    removed = remove_stale_worktrees(ws.project)
+    restored = _restore_checkpoint(ws, files, restore_checkpoint)
 
     def work(s: auto.Stack) -> RecoverResult:
-        project = s.workspace.project_settings().name
-        locks = _file_backend_locks(ws, project)
-        running = [lock for lock in locks if lock.is_alive_here()]
-        if running and not force:
-            raise StackLockedError(
-                f"stack {stack!r} is locked by an update that is still running ({running[0]}); "
-                "recover only after it has stopped",
-                stack=stack,
-            )
         pending = _pending(s)
         s.cancel()
         result = s.refresh(
@@ -121,9 +162,12 @@ def recover(stack: str, *, options: StackOptions | None = None, force: bool = Fa
         )
         return RecoverResult(
             stack=stack,
-            stale_lock=str(locks[0]) if locks else None,
+            stale_lock=stale_lock,
             pending=pending,
             changes=changes_of(result.summary.resource_changes or {}),
+            removed_worktrees=tuple(str(Path(tree)) for tree in removed),
+            restored_checkpoint=restored[0] if restored else None,
+            broken_checkpoint_kept_at=restored[1] if restored else None,
         )
 
     return engine.run(ws, "recover", work)

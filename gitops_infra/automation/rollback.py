@@ -7,7 +7,10 @@ This does it without touching the caller's work tree: the commit is checked out 
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -15,15 +18,20 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
-
 from ..errors import CommitNotFoundError, GitOpsInfraError
 from . import engine
 from .operations import history, up_work
+from .processes import alive_here
 from .results import UpResult
+from .stack_files import read_mapping
 from .workspace import StackOptions, Workspace
 
-__all__ = ["PREVIOUS", "rollback_to_commit"]
+__all__ = ["PREVIOUS", "WORKTREE_PREFIX", "remove_stale_worktrees", "rollback_to_commit"]
+
+WORKTREE_PREFIX = "gitops-infra-rollback-"
+"""The temp directory a rollback checks its commit out under: ``<tmp>/gitops-infra-rollback-*/tree``."""
+_OWNER_FILE = "owner.json"
+"""Beside ``tree``: which process made the worktree, so ``recover`` can tell a stale one from a live one."""
 
 PREVIOUS = "previous"
 """Rollback target meaning: the commit of the last successful update before the current one."""
@@ -67,27 +75,72 @@ def _resolve(repo: Path, ref: str) -> str:
 
 @contextmanager
 def _worktree(repo: Path, sha: str) -> Iterator[Path]:
-    """A detached checkout of ``sha`` in a temp directory, removed whatever happens inside."""
-    parent = Path(tempfile.mkdtemp(prefix="gitops-infra-rollback-"))
+    """A detached checkout of ``sha`` in a temp directory, removed whatever happens inside.
+
+    A ``kill -9`` skips the removal: ``owner.json`` beside the checkout lets ``recover`` find it later
+    and tell it from the worktree of a rollback that is still running.
+    """
+    parent = Path(tempfile.mkdtemp(prefix=WORKTREE_PREFIX))
     tree = parent / "tree"
     try:
+        (parent / _OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
         added = _git(repo, "worktree", "add", "--detach", str(tree), sha)
         if added.returncode != 0:
             raise GitOpsInfraError(f"could not check out {sha[:12]}: {added.stderr.strip()}")
         yield tree
     finally:
-        _git(repo, "worktree", "remove", "--force", str(tree))
-        shutil.rmtree(parent, ignore_errors=True)
-        _git(repo, "worktree", "prune")
+        _remove_worktree(repo, tree)
 
 
-def _share_virtualenv(project: Path, checkout: Path) -> None:
+def _remove_worktree(repo: Path, tree: Path) -> None:
+    _git(repo, "worktree", "remove", "--force", str(tree))
+    shutil.rmtree(tree.parent, ignore_errors=True)
+    _git(repo, "worktree", "prune")
+
+
+def _owner_alive(parent: Path) -> bool:
+    """True when the rollback that made this worktree may still be running."""
+    try:
+        owner = json.loads((parent / _OWNER_FILE).read_text())
+        pid, host = int(owner["pid"]), str(owner["host"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False  # no owner recorded: nothing can still be using it under our prefix
+    # Another machine's rollback (a shared temp dir) cannot be judged from here: leave it.
+    return host != socket.gethostname() or alive_here(host, pid)
+
+
+def remove_stale_worktrees(project: Path) -> tuple[Path, ...]:
+    """Remove the rollback worktrees a killed rollback left in ``project``'s repository; return them.
+
+    Only our own (``WORKTREE_PREFIX``) whose rollback process is gone are touched; then ``git worktree
+    prune`` drops what git still lists for directories that no longer exist.
+    """
+    done = _git(project, "worktree", "list", "--porcelain")
+    if done.returncode != 0:
+        return ()  # not a git repository: rollbacks never ran here
+    repo = _repo_root(project)
+    removed: list[Path] = []
+    for line in done.stdout.splitlines():
+        if not line.startswith("worktree "):
+            continue
+        tree = Path(line.removeprefix("worktree "))
+        if tree.name != "tree" or not tree.parent.name.startswith(WORKTREE_PREFIX):
+            continue
+        if _owner_alive(tree.parent):
+            continue
+        _remove_worktree(repo, tree)
+        removed.append(tree)
+    _git(repo, "worktree", "prune")
+    return tuple(removed)
+
+
+def _share_virtualenv(project: Path, checkout: Path, shown_as: str) -> None:
     """Let the checkout use the project's virtualenv when Pulumi.yaml names one by a relative path.
 
     A worktree holds only tracked files, so a git-ignored ``.venv`` would be missing there.
     """
-    settings = yaml.safe_load((checkout / "Pulumi.yaml").read_text()) or {}
-    runtime = settings.get("runtime") if isinstance(settings, dict) else None
+    settings = read_mapping(checkout / "Pulumi.yaml", shown_as=shown_as)
+    runtime = settings.get("runtime")
     options = runtime.get("options") if isinstance(runtime, dict) else None
     venv = options.get("virtualenv") if isinstance(options, dict) else None
     if isinstance(venv, str) and not Path(venv).is_absolute():
@@ -128,7 +181,11 @@ def rollback_to_commit(
         )
     with _worktree(repo, sha) as tree:
         checkout = tree / relative
-        _share_virtualenv(ws.project, checkout)
+        # The commit's own files, read as carefully as the work tree's: a clear error, not a traceback.
+        _share_virtualenv(ws.project, checkout, f"{relative / 'Pulumi.yaml'} at {sha[:12]}")
+        settings = checkout / ws.stack_name.settings_file
+        if settings.is_file():
+            read_mapping(settings, stack=stack, shown_as=f"{relative / settings.name} at {sha[:12]}")
         at_commit = ws.at(checkout)
         work = up_work(at_commit, message=message or f"rollback to {sha[:12]} ({commit})")
         result = engine.run(at_commit, "rollback", work)

@@ -21,17 +21,31 @@ import json
 import os
 import shutil
 import sys
+import urllib.parse
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pulumi import automation as auto
 
-from ..errors import ConfigError, EngineNotFoundError
+from ..errors import ConfigError, EngineNotFoundError, StackNameError
+from .stack_files import read_mapping
+from .stack_name import StackName, parse_stack_name
 
-__all__ = ["DEFAULT_STATE_DIR", "ENGINE_BIN_DIR", "EventCallback", "StackOptions", "Workspace"]
+__all__ = [
+    "DEFAULT_STATE_DIR",
+    "ENGINE_BIN_DIR",
+    "EventCallback",
+    "StackOptions",
+    "Workspace",
+    "checked_stack_name",
+    "current_directory",
+    "find_project",
+    "project_name",
+    "safe_url",
+]
 
 EventCallback = Callable[[auto.EngineEvent], None]
 
@@ -62,6 +76,35 @@ class StackOptions:
     """Called with each engine event as it streams, for progress displays."""
     lock_wait: float = 0.0
     """Seconds to keep retrying while another update holds the stack's lock; 0 fails at once."""
+
+    def __repr__(self) -> str:
+        return (
+            f"StackOptions(work_dir={self.work_dir!r}, backend_url={safe_url(self.backend_url)!r}, "
+            f"env={_masked(self.env)!r}, on_event={self.on_event!r}, lock_wait={self.lock_wait!r})"
+        )
+
+
+_MASK = "***"
+
+
+def _masked(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` for a repr: every value masked, since any of them may be a passphrase or a token."""
+    return dict.fromkeys(env, _MASK)
+
+
+def safe_url(url: str | None) -> str | None:
+    """A backend URL for a repr, without the password a URL's user part may carry."""
+    if url is None:
+        return None
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return _MASK
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:{_MASK}@{host}" + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 # `pulumi stack output --json` prints this for a secret output unless asked to decrypt it.
@@ -113,12 +156,31 @@ class _LocalWorkspace(auto.LocalWorkspace):
         return {key: auto.OutputValue(value=v, secret=v == _MASKED_SECRET) for key, v in masked.items()}
 
 
-def find_project(start: Path) -> Path:
-    """The nearest directory at or above ``start`` that holds a ``Pulumi.yaml``."""
+def current_directory() -> Path:
+    """The working directory, or a clear error when it was deleted from under this process."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        raise ConfigError(
+            ["work_dir: the current directory no longer exists; cd into the project or pass --cwd (work_dir)"]
+        ) from None
+
+
+def find_project(start: Path | None = None) -> Path:
+    """The nearest directory at or above ``start`` (the current one by default) holding a ``Pulumi.yaml``."""
+    start = (start or current_directory()).resolve()
     for directory in (start, *start.parents):
         if (directory / "Pulumi.yaml").is_file():
             return directory
     raise ConfigError([f"work_dir: no Pulumi.yaml in {start} or any directory above it"])
+
+
+def project_name(project: Path) -> str:
+    """The ``name:`` in the project's ``Pulumi.yaml`` (read through the guarded loader)."""
+    name = read_mapping(project / "Pulumi.yaml").get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(["Pulumi.yaml: needs a name: (the project's name)"])
+    return name
 
 
 def _find_engine(project: Path) -> Path:
@@ -130,13 +192,23 @@ def _find_engine(project: Path) -> Path:
     raise EngineNotFoundError(f"no Pulumi CLI found in {project / ENGINE_BIN_DIR} or on PATH; {INSTALL_HINT}")
 
 
-def _secrets_provider(project: Path, stack: str) -> str:
-    settings = project / f"Pulumi.{stack}.yaml"
+def _secrets_provider(project: Path, stack: StackName) -> str:
+    settings = project / stack.settings_file
     if not settings.is_file():
         return "passphrase"
-    loaded = yaml.safe_load(settings.read_text()) or {}
-    provider = loaded.get("secretsprovider") if isinstance(loaded, dict) else None
+    provider = read_mapping(settings, stack=str(stack)).get("secretsprovider")
     return str(provider) if provider else "passphrase"
+
+
+def checked_stack_name(stack: str, project: Path) -> StackName:
+    """``stack`` parsed, and refused if it names another project's stack (this program would run on it)."""
+    name = parse_stack_name(stack)
+    if name.project is not None and name.project != (this := project_name(project)):
+        raise StackNameError(
+            f"stack {stack!r} belongs to project {name.project!r}, but {project} is project {this!r}",
+            stack=stack,
+        )
+    return name
 
 
 @dataclass(frozen=True)
@@ -144,6 +216,7 @@ class Workspace:
     """The resolved defaults for one stack: project, engine, backend and environment."""
 
     stack: str
+    stack_name: StackName
     project: Path
     engine: Path
     backend_url: str
@@ -157,7 +230,12 @@ class Workspace:
     def resolve(cls, stack: str, options: StackOptions | None = None) -> Workspace:
         """Resolve ``options`` for ``stack``; raise before touching anything if a default cannot hold."""
         options = options or StackOptions()
-        project = find_project((options.work_dir or Path.cwd()).resolve())
+        # The name first: an empty one must never reach an engine command as "the selected stack".
+        parse_stack_name(stack)
+        project = find_project(options.work_dir)
+        stack_name = checked_stack_name(stack, project)
+        # The user's files before the machine's tools: a malformed stack file is the error to report.
+        secrets_provider = _secrets_provider(project, stack_name)
         engine = _find_engine(project)
         env = {**options.env}
         backend_url = (
@@ -166,7 +244,7 @@ class Workspace:
             or os.environ.get("PULUMI_BACKEND_URL")
             or (project / DEFAULT_STATE_DIR).as_uri()
         )
-        if _secrets_provider(project, stack) == "passphrase" and not any(
+        if secrets_provider == "passphrase" and not any(
             env.get(name) is not None or os.environ.get(name) is not None for name in PASSPHRASE_VARS
         ):
             raise ConfigError(
@@ -184,6 +262,7 @@ class Workspace:
         env["PULUMI_BACKEND_URL"] = backend_url
         return cls(
             stack=stack,
+            stack_name=stack_name,
             project=project,
             engine=engine,
             backend_url=backend_url,
@@ -196,6 +275,7 @@ class Workspace:
         """The same engine, backend and stack, running the project found at ``project``."""
         return Workspace(
             stack=self.stack,
+            stack_name=self.stack_name,
             project=project,
             engine=self.engine,
             backend_url=self.backend_url,
@@ -204,15 +284,40 @@ class Workspace:
             lock_wait=self.lock_wait,
         )
 
+    def __repr__(self) -> str:
+        return (
+            f"Workspace(stack={self.stack!r}, project={str(self.project)!r}, engine={str(self.engine)!r}, "
+            f"backend_url={safe_url(self.backend_url)!r}, env={_masked(self.env)!r}, "
+            f"lock_wait={self.lock_wait!r})"
+        )
+
     def event_callback(self, collect: EventCallback | None = None) -> EventCallback:
-        """One callback feeding the policy log, an operation's own collector and the caller's ``on_event``."""
+        """One callback feeding the policy log, an operation's own collector and the caller's ``on_event``.
+
+        A callback that raises is not called again, and the operation goes on: ``pulumi.automation``
+        reads engine events on a thread that catches only ``Exception``, so anything escaping a callback
+        (a ``SystemExit`` from a closed stdout, say) would stop that reader and leave the engine blocked on
+        its event stream, holding the stack's lock. The failure is reported as a ``RuntimeWarning``.
+        """
         callbacks = [cb for cb in (collect, self.on_event) if cb is not None]
+        failed: set[int] = set()
 
         def dispatch(event: auto.EngineEvent) -> None:
             if event.policy_event is not None:
                 self.policy_events.append(event.policy_event)
-            for callback in callbacks:
-                callback(event)
+            for index, callback in enumerate(callbacks):
+                if index in failed:
+                    continue
+                try:
+                    callback(event)
+                except BaseException as exc:  # see the docstring: nothing may escape
+                    failed.add(index)
+                    warnings.warn(
+                        f"an engine event callback raised {type(exc).__name__}: {exc}; it gets no more "
+                        "events, and the operation goes on",
+                        RuntimeWarning,
+                        stacklevel=1,
+                    )
 
         return dispatch
 

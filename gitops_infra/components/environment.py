@@ -18,7 +18,7 @@ from typing import Annotated
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from pydantic.alias_generators import to_camel
 
 from gitops_infra.checks import DNS_LABEL_PATTERN
@@ -47,8 +47,8 @@ class Environment(BaseModel):
     name: Annotated[str, Field(pattern=DNS_LABEL_PATTERN)]
     base_domain: Annotated[str, Field(pattern=DOMAIN_PATTERN, max_length=253)]
     service_namespace: Annotated[str, Field(pattern=DNS_LABEL_PATTERN)]
-    ingress_enabled: bool = True
-    network_policies_enforced: bool = False
+    ingress_enabled: StrictBool = True
+    network_policies_enforced: StrictBool = False
 
 
 def environment_data(environment: Environment) -> dict[str, str]:
@@ -64,11 +64,19 @@ def parse_environment(data: Mapping[str, str]) -> Environment:
 
     Raises ``ValueError`` naming each bad key.
     """
+    # ConfigMap data are strings: the flags are written "true"/"false", and only those read as flags.
+    flags = {"true": True, "false": False}
+    values = {key: flags.get(value, value) if key in _FLAG_KEYS else value for key, value in data.items()}
     try:
-        return Environment.model_validate(dict(data))
+        return Environment.model_validate(values)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
         raise ValueError(f"invalid {ENVIRONMENT_CONFIGMAP} ConfigMap: {problems}") from None
+
+
+_FLAG_KEYS = frozenset(
+    field.alias or name for name, field in Environment.model_fields.items() if field.annotation is bool
+)
 
 
 @dataclass(frozen=True)

@@ -124,14 +124,29 @@ class FixtureRepo:
         _git(self.root, "commit", "-q", "-m", message)
         return _git(self.root, "rev-parse", "HEAD")
 
+    def head(self) -> str:
+        return _git(self.root, "rev-parse", "HEAD")
+
     def on_disk(self) -> dict[str, str]:
         return {p.name: p.read_text() for p in sorted(self.files_dir.iterdir())}
 
+    @property
+    def backend(self) -> Path:
+        """The file backend's root directory."""
+        return Path(self.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
+
+    def checkpoint(self) -> Path:
+        """The stack's checkpoint file."""
+        (checkpoint,) = self.backend.glob(f".pulumi/stacks/*/{STACK}.json")
+        return checkpoint
+
     def state_bytes(self) -> bytes:
         """The stack's checkpoint, byte for byte (the file backend keeps it as JSON)."""
-        backend = Path(self.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
-        (checkpoint,) = backend.glob(f".pulumi/stacks/*/{STACK}.json")
-        return checkpoint.read_bytes()
+        return self.checkpoint().read_bytes()
+
+    def locks(self) -> list[Path]:
+        """The lock files the backend holds for any stack."""
+        return list(self.backend.glob(".pulumi/locks/**/*.json"))
 
     def worktrees(self) -> list[str]:
         return [

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,19 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SOPS_TEST_KEY = "AGE-SECRET-KEY-1TESTONLYNOTAREALKEY"
 GITHUB_TEST_TOKEN = "ghp_testonly_not_a_real_token"
 WEBHOOK_TEST_URL = "https://hooks.example.invalid/testonly"
+
+
+def plan_in_a_subprocess(
+    project: Path, stack: str = "dev", *, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``gitops-infra plan`` as a process of its own (for signals, and a watchdog that can kill it)."""
+    return subprocess.run(
+        [sys.executable, "-m", "gitops_infra.cli", "plan", stack, "--cwd", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
 
 
 def stack_config(stack: str) -> dict[str, Any]:

@@ -140,3 +140,44 @@ def test_no_engine_says_how_to_install_one(project: Path, monkeypatch: pytest.Mo
 def test_no_project_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"no Pulumi\.yaml"):
         Workspace.resolve("dev", StackOptions(work_dir=tmp_path))
+
+
+def test_reprs_never_show_the_environments_values(project: Path) -> None:
+    env = {"PULUMI_CONFIG_PASSPHRASE": "pass-canary", "GITHUB_TOKEN": "ghp_canary", "AWS_REGION": "eu-west-1"}
+    options = StackOptions(
+        work_dir=project, env=env, backend_url="postgres://ci:db-canary@db.internal:5432/state"
+    )
+    workspace = Workspace.resolve("dev", options)
+    for shown in (repr(options), repr(workspace), str(options), str(workspace)):
+        for canary in ("pass-canary", "ghp_canary", "eu-west-1", "db-canary"):
+            assert canary not in shown, shown
+        assert "PULUMI_CONFIG_PASSPHRASE" in shown  # which keys are set is still visible
+
+
+PANIC = """Updating (dev):
+================================================================================
+The Pulumi CLI encountered a fatal error. This is a bug!
+We would appreciate a report: https://github.com/pulumi/pulumi/issues/
+Please provide all of the text below in your report.
+================================================================================
+Pulumi Version:   v3.274.1
+Go Version:       go1.26.8
+Panic:            fatal: An assertion has failed: Urn is: 'garbage'
+
+goroutine 1 [running]:
+runtime/debug.Stack()
+	runtime/debug/stack.go:26 +0x5e
+main.main()
+	github.com/pulumi/pulumi/pkg/v3@v3.274.1/cmd/pulumi/main.go:67 +0x6d
+
+"""
+
+
+def test_an_engine_panic_is_summarised_by_its_panic_line_not_a_stack_frame() -> None:
+    # What the real engine printed for a checkpoint with a corrupted URN (the engine tests reproduce it).
+    message = _engine_message(_failed(stderr=PANIC))  # type: ignore[arg-type]
+    assert message == (
+        "The Pulumi CLI encountered a fatal error. This is a bug! "
+        "Panic: fatal: An assertion has failed: Urn is: 'garbage'"
+    )
+    assert ".go:" not in message

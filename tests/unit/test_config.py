@@ -382,3 +382,20 @@ def test_flux_node_selector_and_the_aws_profile_are_read(minimal: dict[str, Any]
     assert config.aws_profile == "platform-deployer"
     minimal["aws:profile"] = ""
     assert problems_of(minimal) == ("aws:profile: must be the name of an AWS profile",)
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("cluster.nodeGroups.0.minSize", True),  # lax pydantic read this as 1
+        ("cluster.nodeGroups.0.maxSize", "3"),
+        ("cluster.nodeGroups.0.diskSize", 50.5),
+        ("flux.sops", "yes"),
+        ("flux.networkPolicy", 1),
+        ("environment.ingressEnabled", "true"),
+    ],
+)
+def test_numbers_and_flags_are_strict(minimal: dict[str, Any], path: str, value: Any) -> None:
+    _set(minimal, path, value)
+    key = path.replace(".0.", "[0].")
+    assert any(problem.startswith(f"gitops-infra:{key}:") for problem in problems_of(minimal))

@@ -1,0 +1,142 @@
+"""The files Pulumi's file backend keeps for one stack: its lock, its checkpoint and the checkpoint history.
+
+``recover`` reads them directly, because it runs exactly when the engine cannot: while a dead update's
+lock stands, or after a full disk cut the checkpoint short (every command then fails with "failed to
+load checkpoint"). The layouts are the DIY backend's (``pkg/backend/diy``)::
+
+    .pulumi/locks/<org>/<project>/<stack>/<lock id>.json       project-scoped (meta.yaml version 1)
+    .pulumi/locks/<stack>/<lock id>.json                        legacy
+    .pulumi/stacks/<project>/<stack>.json[.gz]                  the checkpoint (legacy: stacks/<stack>)
+    .pulumi/history/<project>/<stack>/<stack>-<ns>.checkpoint.json[.gz]   a copy after each update
+
+Other backends keep all of this server-side; ``FileBackendStack.of`` returns ``None`` for them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import time
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FileBackendStack", "LockInfo"]
+
+DIY_ORG = "organization"
+"""The only org a file backend knows."""
+_CHECKPOINT_SUFFIXES = (".json", ".json.gz")
+
+
+@dataclass(frozen=True)
+class LockInfo:
+    """Who holds a stack's lock, as the lock file says."""
+
+    user: str
+    host: str
+    pid: int
+    path: Path
+
+    def __str__(self) -> str:
+        return f"{self.user}@{self.host} pid {self.pid}"
+
+
+def _read_json(path: Path) -> Any:
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        raw = gzip.decompress(raw)
+    return json.loads(raw)
+
+
+def checkpoint_problem(path: Path) -> str | None:
+    """``None`` when ``path`` holds a readable checkpoint, else what is wrong with it."""
+    try:
+        data = _read_json(path)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or type(exc).__name__})"
+    except (ValueError, EOFError, gzip.BadGzipFile):
+        return "is not valid JSON (cut short, perhaps by a full disk)"
+    if not isinstance(data, dict) or ("checkpoint" not in data and "latest" not in data):
+        return "is JSON but not a Pulumi checkpoint"
+    return None
+
+
+@dataclass(frozen=True)
+class FileBackendStack:
+    """One stack's files in a file backend rooted at ``root``."""
+
+    root: Path
+    org: str
+    project: str
+    name: str
+
+    @classmethod
+    def of(cls, backend_url: str, *, org: str | None, project: str, name: str) -> FileBackendStack | None:
+        """The stack's files, or ``None`` when the backend is not a local file backend."""
+        if not backend_url.startswith("file://"):
+            return None
+        path = Path(urllib.parse.unquote(backend_url.removeprefix("file://").split("?", 1)[0])).expanduser()
+        return cls(root=path / ".pulumi", org=org or DIY_ORG, project=project, name=name)
+
+    @property
+    def lock_dirs(self) -> tuple[Path, ...]:
+        """Where the stack's lock may be, in both layouts."""
+        return (self.root / "locks" / self.org / self.project / self.name, self.root / "locks" / self.name)
+
+    def locks(self) -> list[LockInfo]:
+        """Every lock file of the stack; one that cannot be read is skipped (``pulumi cancel`` clears it)."""
+        found = []
+        for directory in self.lock_dirs:
+            for path in sorted(directory.glob("*.json")):
+                try:
+                    data: dict[str, Any] = json.loads(path.read_text())
+                    found.append(
+                        LockInfo(
+                            user=str(data["username"]),
+                            host=str(data["hostname"]),
+                            pid=int(data["pid"]),
+                            path=path,
+                        )
+                    )
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue
+        return found
+
+    def checkpoint(self) -> Path | None:
+        """The stack's checkpoint file, in whichever layout and compression it is kept."""
+        for base in (self.root / "stacks" / self.project / self.name, self.root / "stacks" / self.name):
+            for suffix in _CHECKPOINT_SUFFIXES:
+                candidate = base.with_name(base.name + suffix)
+                if candidate.is_file():
+                    return candidate
+        return None
+
+    def history_checkpoints(self) -> list[Path]:
+        """The copies of the checkpoint the backend kept after each update, newest first."""
+        found: list[tuple[int, Path]] = []
+        history = self.root / "history"
+        for directory in (history / self.project / self.name, history / self.name):
+            for path in directory.glob(f"{self.name}-*.checkpoint.json*"):
+                stamp = path.name.removeprefix(f"{self.name}-").split(".", 1)[0]
+                if stamp.isdigit() and path.name.endswith(_CHECKPOINT_SUFFIXES):
+                    found.append((int(stamp), path))
+        return [path for _, path in sorted(found, reverse=True)]
+
+    def newest_intact_checkpoint(self) -> Path | None:
+        """The newest history checkpoint that reads as a checkpoint."""
+        return next((path for path in self.history_checkpoints() if checkpoint_problem(path) is None), None)
+
+    def restore(self, broken: Path, intact: Path) -> Path:
+        """Put ``intact`` in place of ``broken``, keeping ``broken`` aside; return where it was kept.
+
+        The copy goes to a temporary name first and is renamed over the checkpoint, so a second full disk
+        cannot leave a half-written checkpoint behind.
+        """
+        kept = broken.with_name(f"{broken.name}.broken-{time.strftime('%Y%m%dT%H%M%S')}")
+        shutil.copy2(broken, kept)
+        staging = broken.with_name(f".{broken.name}.restoring")
+        shutil.copyfile(intact, staging)
+        staging.replace(broken)
+        return kept

@@ -1,0 +1,113 @@
+"""Unreadable, malicious and malformed stack files: a clear error naming the file, never a traceback.
+
+Engine commands read ``Pulumi.<stack>.yaml`` (for its secrets provider) before the engine runs, and the
+offline plan reads it whole. Both go through one guarded loader.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitops_infra.automation import StackOptions, offline_plan, preview
+from gitops_infra.errors import ConfigError
+
+from .conftest import REPO_ROOT, plan_in_a_subprocess
+
+CANARY = "s3cr3t-canary-in-the-file"
+# The loader's limits (MAX_FILE_BYTES, MAX_DEPTH, MAX_NODES), spelled out so that the messages below read
+# as a user sees them; test_the_limits_are_the_loaders checks they are the loader's own.
+MAX_FILE_BYTES, MAX_DEPTH, MAX_NODES = 1024 * 1024, 64, 100_000
+# Nine levels of nine aliases: 9**9 (387 million) values once expanded, in a few hundred bytes.
+ALIAS_BOMB = "config:\n  gitops-infra:tags:\n    a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"    a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
+)
+MALFORMED: dict[str, bytes] = {
+    "not YAML": f"config:\n  gitops-infra:git: {{owner: [{CANARY}\n".encode(),
+    "not UTF-8": b"config:\n  gitops-infra:tags: {owner: \xff\xfe}\n",
+    "3,000 nested [": b"config:\n  x:y: " + b"[" * 3000 + b"\n",
+    "alias bomb": ALIAS_BOMB.encode(),
+    "repeated key": b"config:\n  gitops-infra:tags: {owner: a}\n  gitops-infra:tags: {owner: b}\n",
+    "too large": b"config: {}\n" + b"#" * (MAX_FILE_BYTES + 1),
+}
+EXPECTED = {
+    "not YAML": "is not valid YAML",
+    "not UTF-8": "is not UTF-8 text",
+    "3,000 nested [": f"nests values more than {MAX_DEPTH} levels deep",
+    "alias bomb": f"expands to more than {MAX_NODES} values through its aliases",
+    "repeated key": "a mapping repeats the key 'gitops-infra:tags'",
+    "too large": f"a stack file may have {MAX_FILE_BYTES} at most",
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "Pulumi.yaml").write_text(
+        f"name: gitops-infra\nruntime: python\nmain: {REPO_ROOT / 'stacks'}\n"
+    )
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "p")
+    return tmp_path
+
+
+def test_the_limits_are_the_loaders() -> None:
+    from gitops_infra.automation import stack_files
+
+    assert (stack_files.MAX_FILE_BYTES, stack_files.MAX_DEPTH, stack_files.MAX_NODES) == (
+        MAX_FILE_BYTES,
+        MAX_DEPTH,
+        MAX_NODES,
+    )
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_the_loader_refuses_with_the_file_and_the_problem(tmp_path: Path, case: str) -> None:
+    from gitops_infra.automation.stack_files import load_yaml_file
+
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_bytes(MALFORMED[case])
+    with pytest.raises(ConfigError) as info:
+        load_yaml_file(path, stack="dev")
+    [problem] = info.value.problems
+    assert problem.startswith("Pulumi.dev.yaml: ") and EXPECTED[case] in problem, problem
+    assert CANARY not in str(info.value)
+    # The YAML error quotes the file's line: it must not ride along as the cause or the context.
+    error = info.value
+    assert error.__cause__ is None and (error.__context__ is None or error.__suppress_context__)
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_engine_commands_refuse_a_malformed_stack_file_before_the_engine(project: Path, case: str) -> None:
+    (project / "Pulumi.dev.yaml").write_bytes(MALFORMED[case])
+    with pytest.raises(ConfigError) as info:
+        preview("dev", options=StackOptions(work_dir=project))
+    assert EXPECTED[case] in str(info.value)
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_the_plan_command_refuses_without_a_traceback_and_in_bounded_time(project: Path, case: str) -> None:
+    (project / "Pulumi.dev.yaml").write_bytes(MALFORMED[case])
+    # A watchdog, not a benchmark: before the loader had limits, the alias bomb ran for minutes and
+    # took gigabytes, and 3,000 nested [ ended in a RecursionError.
+    done = plan_in_a_subprocess(project, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("ConfigError: ") and EXPECTED[case] in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and CANARY not in done.stderr
+
+
+def test_a_repeated_key_is_refused_not_merged(project: Path) -> None:
+    (project / "Pulumi.dev.yaml").write_bytes(MALFORMED["repeated key"])
+    with pytest.raises(ConfigError, match="repeats the key 'gitops-infra:tags'"):
+        offline_plan("dev", options=StackOptions(work_dir=project))
+
+
+def test_a_deleted_working_directory_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    for operation in (preview, offline_plan):
+        with pytest.raises(ConfigError, match="the current directory no longer exists"):
+            operation("dev")
