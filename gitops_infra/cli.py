@@ -191,10 +191,11 @@ def _command(fn: Callable[..., int]) -> Callable[..., None]:
                 code = interruption.exit_code if interruption.signum else 128 + signal.SIGINT
                 raise CliError("Interrupted", "stopped before it finished", code) from None
         if invocation.output_lost:
+            command = click.get_current_context().info_name
             raise CliError(
                 "OutputClosed",
-                f"stdout was closed before `{click.get_current_context().info_name}` finished writing; "
-                "the operation itself ran to its end (see `gitops-infra history` for its result)",
+                f"stdout was closed before `{command}` finished writing its output; `{command}` itself "
+                "ran to its end",
             )
         sys.exit(code)
 
