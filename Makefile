@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # A project-local engine built by setup comes first on PATH; see tools/setup.sh.
 export PATH := $(CURDIR)/.tools/pulumi/bin:$(PATH)
 
-.PHONY: setup plan test lint bench
+.PHONY: setup plan test test-floor lint bench
 
 setup:
 	@bash tools/setup.sh
@@ -22,6 +22,11 @@ lint:
 
 test: setup lint
 	$(PY) -m pytest
+	@$(MAKE) --no-print-directory test-floor
+
+# The unit tests (mocks, offline plan) on the lowest pulumi pyproject.toml allows: the floor is tested.
+test-floor:
+	.venv-floor/bin/python -m pytest tests/unit -q -p no:cacheprovider
 
 # Benchmarks (not tests): ratios against the raw pulumi CLI, measured side by side; see README.
 bench: setup

@@ -38,7 +38,7 @@ from rich.tree import Tree
 from . import automation
 from .automation.results import to_jsonable
 from .automation.stack_name import parse_stack_name
-from .automation.workspace import EventCallback
+from .automation.stack_target import EventCallback
 from .errors import CheckpointError, GitOpsInfraError, StackNameError
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PENDING", "main"]

@@ -5,6 +5,8 @@ caller (and the CLI) can catch one type and print ``ErrorType: message`` without
 
     GitOpsInfraError
     ├── ConfigError            stack config is invalid; lists every problem by its key path
+    ├── WorkspaceError         no project here, a deleted working directory, no passphrase set
+    ├── GitError               no git, not a repository, a worktree git could not make
     ├── EngineNotFoundError    no usable Pulumi CLI; says how to install one
     ├── PluginMissingError     the engine needs a plugin that is not installed
     ├── StackNameError         a stack name breaks Pulumi's rules (an empty one, above all)
@@ -29,6 +31,7 @@ __all__ = [
     "CommitNotFoundError",
     "ConfigError",
     "EngineNotFoundError",
+    "GitError",
     "GitOpsInfraError",
     "OperationFailedError",
     "PluginMissingError",
@@ -37,6 +40,7 @@ __all__ = [
     "StackLockedError",
     "StackNameError",
     "StackNotFoundError",
+    "WorkspaceError",
 ]
 
 
@@ -58,6 +62,21 @@ class ConfigError(GitOpsInfraError):
         count = len(self.problems)
         header = f"invalid config{where} ({count} problem{'s' if count != 1 else ''}):"
         super().__init__("\n".join([header, *(f"  - {p}" for p in self.problems)]))
+
+
+class WorkspaceError(GitOpsInfraError):
+    """Where an operation runs cannot serve it: no ``Pulumi.yaml``, no working directory, no passphrase.
+
+    ``stack`` is the stack it was for, when there was one.
+    """
+
+    def __init__(self, message: str, *, stack: str | None = None) -> None:
+        self.stack = stack
+        super().__init__(message)
+
+
+class GitError(GitOpsInfraError):
+    """git is missing, the project is not in a repository, or git refused an operation (a worktree)."""
 
 
 class EngineNotFoundError(GitOpsInfraError):

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # One idempotent setup for gitops-infra; both README commands run it first.
 #
-#   tools/setup.sh          both steps below (what `make test` needs)
+#   tools/setup.sh          every step below (what `make test` needs)
 #   tools/setup.sh python   step 1 only (what the offline plan, `make plan`, needs)
 #
 #   1. .venv with `pip install -e '.[dev]'` (skipped while pyproject.toml is unchanged);
+#      1b. .venv-floor: the same, on the lowest pulumi pyproject.toml allows, for the unit tests;
 #   2. the Pulumi engine: a `pulumi` already on PATH when its version is in the supported range,
 #      otherwise the pinned CLI and Python language host built from tools/pulumi into .tools/pulumi/bin
 #      (skipped while the go.mod and go.sum files under tools/pulumi are unchanged). Go's module and build caches are
@@ -55,6 +56,22 @@ fi
 # The offline plan needs only the Python side: `tools/setup.sh python` stops here.
 if [ "${1:-all}" = "python" ]; then
   exit 0
+fi
+
+# --- 1b. The same package on the lowest pulumi pyproject.toml allows --------------------------------
+# So the range `pulumi>=X` promises is tested: the unit tests run here too (make test-floor).
+floor_venv=.venv-floor
+floor=$(sed -n 's/^ *"pulumi>=\([0-9.]*\),.*/\1/p' pyproject.toml | head -n1)
+[ -n "$floor" ] || die "no pulumi floor (\"pulumi>=X,...\") found in pyproject.toml"
+want=$(printf '%s\n%s' "$floor" "$(fingerprint pyproject.toml)" | sha256sum | cut -d' ' -f1)
+if [ -x "$floor_venv/bin/python" ] && [ "$(cat "$floor_venv/.setup-stamp" 2>/dev/null)" = "$want" ]; then
+  say "python: $floor_venv is up to date (pulumi $floor)"
+else
+  [ -x "$floor_venv/bin/python" ] || "$python" -m venv "$floor_venv"
+  "$floor_venv/bin/python" -m pip install --quiet --upgrade pip
+  PYTHONWARNINGS=ignore "$floor_venv/bin/python" -m pip install --quiet "pulumi==$floor.0" -e '.[dev]'
+  echo "$want" >"$floor_venv/.setup-stamp"
+  say "python: installed gitops-infra with the lowest allowed pulumi ($floor) into $floor_venv"
 fi
 
 # --- 2. The Pulumi engine --------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from .results import (
 )
 from .rollback import PREVIOUS, rollback_to_commit
 from .signals import Interruption, cancel_on_signals
-from .workspace import StackOptions
+from .stack_target import StackOptions
 
 __all__ = [
     "COMPUTED",

@@ -10,8 +10,8 @@ from pulumi import automation as auto
 
 from . import engine
 from .results import SECRET, DriftedResource, DriftKind, DriftReport, PropertyDiff
+from .stack_target import StackOptions, StackTarget
 from .wire import is_secret_payload
-from .workspace import StackOptions, Workspace
 
 __all__ = ["detect_drift"]
 
@@ -80,7 +80,7 @@ def detect_drift(stack: str, *, options: StackOptions | None = None) -> DriftRep
         for resource in report.resources:
             print(resource.kind.value, resource.urn, [d.path for d in resource.diffs])
     """
-    ws = Workspace.resolve(stack, options)
+    target = StackTarget.resolve(stack, options)
     drifted: list[DriftedResource] = []
 
     def collect(event: auto.EngineEvent) -> None:
@@ -101,8 +101,8 @@ def detect_drift(stack: str, *, options: StackOptions | None = None) -> DriftRep
             diffs = tuple(PropertyDiff(path=path, recorded=SECRET, actual=SECRET) for path in secrets)
         drifted.append(DriftedResource(urn=meta.urn, type=meta.type, kind=kind, diffs=diffs))
 
-    def work(s: auto.Stack) -> DriftReport:
-        s.preview_refresh(on_event=ws.event_callback(collect))
+    def work(s: auto.Stack, events: engine.EngineEvents) -> DriftReport:
+        s.preview_refresh(on_event=events.callback(collect))
         return DriftReport(stack=stack, resources=tuple(sorted(drifted, key=lambda r: r.urn)))
 
-    return engine.run(ws, "detect_drift", work)
+    return engine.run(target, "detect_drift", work)

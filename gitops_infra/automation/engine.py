@@ -1,15 +1,22 @@
 """The one boundary where ``pulumi.automation`` is called and its errors become ours.
 
 Every operation runs its engine work through :func:`run`, which selects (or creates) the stack, retries
-while the stack is locked if the caller opted in, and translates upstream exceptions with
-``raise ... from exc``. Nothing else in the package catches ``pulumi.automation`` errors.
+while the stack is locked if the caller opted in, and translates upstream exceptions in one context
+manager, :func:`map_engine_errors` (as httpx's ``map_httpcore_exceptions``), with ``raise ... from exc``.
+Nothing else in the package catches ``pulumi.automation`` errors.
+
+Each attempt gets its own :class:`EngineEvents`: the events it streams, and the policy findings among
+them that explain a blocked update. Nothing of one run is kept on the shared, frozen ``StackTarget``.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from pulumi import automation as auto
@@ -25,9 +32,9 @@ from ..errors import (
     StackLockedError,
     StackNotFoundError,
 )
-from .workspace import INSTALL_HINT, Workspace, safe_url
+from .stack_target import INSTALL_HINT, EventCallback, StackTarget, safe_url
 
-__all__ = ["run"]
+__all__ = ["EngineEvents", "map_engine_errors", "run"]
 
 T = TypeVar("T")
 
@@ -111,26 +118,28 @@ def _violation(event: auto.PolicyEvent) -> PolicyViolation:
     )
 
 
-def _locked(ws: Workspace) -> StackLockedError:
+def _locked(target: StackTarget) -> StackLockedError:
     return StackLockedError(
-        f"stack {ws.stack!r} is locked by another update; wait for it to finish, pass a lock_wait to "
+        f"stack {target.stack!r} is locked by another update; wait for it to finish, pass a lock_wait to "
         "retry, or, if that update died, run `gitops-infra recover` (recover() in Python)",
-        stack=ws.stack,
+        stack=target.stack,
     )
 
 
-def _translate(exc: Exception, ws: Workspace, operation: str) -> GitOpsInfraError:
+def _translate(
+    exc: Exception, target: StackTarget, operation: str, policy_events: list[auto.PolicyEvent]
+) -> GitOpsInfraError:
     if isinstance(exc, upstream.StackNotFoundError):
         return StackNotFoundError(
-            f"stack {ws.stack!r} not found on {safe_url(ws.backend_url)}; check the name, or create it with "
-            "`gitops-infra up --create` (create=True in Python)",
-            stack=ws.stack,
+            f"stack {target.stack!r} not found on {safe_url(target.backend_url)}; check the name, or "
+            "create it with `gitops-infra up --create` (create=True in Python)",
+            stack=target.stack,
         )
     if isinstance(exc, upstream.ConcurrentUpdateError):
-        return _locked(ws)
+        return _locked(target)
     if isinstance(exc, upstream.CommandError):
         message = _engine_message(exc)
-        violations = [_violation(event) for event in ws.policy_events]
+        violations = [_violation(event) for event in policy_events]
         if any(v.level == "mandatory" for v in violations):
             listed = "; ".join(
                 f"{v.pack}/{v.policy} on {v.urn or 'the stack'}: {v.message}"
@@ -139,18 +148,20 @@ def _translate(exc: Exception, ws: Workspace, operation: str) -> GitOpsInfraErro
             )
             count = sum(v.level == "mandatory" for v in violations)
             return PolicyViolationError(
-                f"{operation} on stack {ws.stack!r} blocked by {count} mandatory policy "
+                f"{operation} on stack {target.stack!r} blocked by {count} mandatory policy "
                 f"violation{'s' if count != 1 else ''}: {listed}",
-                stack=ws.stack,
+                stack=target.stack,
                 operation=operation,
                 violations=violations,
                 engine_message=message,
             )
         if _PLUGIN_MISSING.search(message):
-            return PluginMissingError(f"{operation} on stack {ws.stack!r} needs a missing plugin: {message}")
+            return PluginMissingError(
+                f"{operation} on stack {target.stack!r} needs a missing plugin: {message}"
+            )
         return OperationFailedError(
-            f"{operation} on stack {ws.stack!r} failed: {message}",
-            stack=ws.stack,
+            f"{operation} on stack {target.stack!r} failed: {message}",
+            stack=target.stack,
             operation=operation,
             engine_message=message,
         )
@@ -164,36 +175,92 @@ def _translate(exc: Exception, ws: Workspace, operation: str) -> GitOpsInfraErro
 _LOCK_RACE = re.compile(r"\.pulumi/locks/\S+: no such file or directory")
 
 
+@dataclass
+class EngineEvents:
+    """The engine events of one attempt at an operation.
+
+    :meth:`callback` feeds an operation's own collector and the caller's ``on_event``, and keeps the
+    policy findings, which explain a blocked update if the attempt fails.
+    """
+
+    on_event: EventCallback | None
+    policy_events: list[auto.PolicyEvent] = field(default_factory=list)
+
+    def callback(self, collect: EventCallback | None = None) -> EventCallback:
+        """The ``on_event`` to hand ``pulumi.automation``.
+
+        A callback that raises is not called again, and the operation goes on: ``pulumi.automation``
+        reads engine events on a thread that catches only ``Exception``, so anything escaping a callback
+        (a ``SystemExit`` from a closed stdout, say) would stop that reader and leave the engine blocked on
+        its event stream, holding the stack's lock. The failure is reported as a ``RuntimeWarning``.
+        """
+        callbacks = [cb for cb in (collect, self.on_event) if cb is not None]
+        failed: set[int] = set()
+
+        def dispatch(event: auto.EngineEvent) -> None:
+            if event.policy_event is not None:
+                self.policy_events.append(event.policy_event)
+            for index, callback in enumerate(callbacks):
+                if index in failed:
+                    continue
+                try:
+                    callback(event)
+                except BaseException as exc:  # see the docstring: nothing may escape
+                    failed.add(index)
+                    warnings.warn(
+                        f"an engine event callback raised {type(exc).__name__}: {exc}; it gets no more "
+                        "events, and the operation goes on",
+                        RuntimeWarning,
+                        stacklevel=1,
+                    )
+
+        return dispatch
+
+
+@contextmanager
+def map_engine_errors(target: StackTarget, operation: str, events: EngineEvents) -> Iterator[None]:
+    """Translate every ``pulumi.automation`` error raised inside into a ``GitOpsInfraError``.
+
+    Lock contention becomes ``StackLockedError`` (which :func:`run` may retry); anything we do not
+    know passes through unchanged.
+    """
+    try:
+        yield
+    except upstream.CommandError as exc:
+        if isinstance(exc, upstream.ConcurrentUpdateError) or _LOCK_RACE.search(str(exc)):
+            raise _locked(target) from exc
+        raise _translate(exc, target, operation, events.policy_events) from exc
+    except upstream.InvalidVersionError as exc:
+        raise _translate(exc, target, operation, events.policy_events) from exc
+
+
 def run(
-    ws: Workspace,
+    target: StackTarget,
     operation: str,
-    work: Callable[[auto.Stack], T],
+    work: Callable[[auto.Stack, EngineEvents], T],
     *,
     create: bool = False,
 ) -> T:
     """Run ``work`` on the selected stack and return its result, translating engine errors.
 
-    ``create`` creates the stack (with the workspace's secrets provider) when it does not exist yet.
-    While another update holds the lock, retries for up to ``ws.lock_wait`` seconds.
+    ``work`` gets the stack and the attempt's :class:`EngineEvents`. ``create`` creates the stack (with
+    the secrets provider its settings name) when it does not exist yet. While another update holds the
+    lock, retries for up to ``target.lock_wait`` seconds.
     """
-    deadline = time.monotonic() + ws.lock_wait
+    deadline = time.monotonic() + target.lock_wait
     while True:
-        ws.policy_events.clear()
+        events = EngineEvents(on_event=target.on_event)
         try:
-            # Without ``create``, the operation's own ``--stack`` finds a missing stack: no select call.
-            workspace = ws.local_workspace(select=create)
-            stack = (
-                auto.Stack.create_or_select(ws.stack, workspace)
-                if create
-                else auto.Stack.select(ws.stack, workspace)
-            )
-            return work(stack)
-        except upstream.CommandError as exc:
-            locked = isinstance(exc, upstream.ConcurrentUpdateError) or _LOCK_RACE.search(str(exc))
-            if not locked:
-                raise _translate(exc, ws, operation) from exc
+            with map_engine_errors(target, operation, events):
+                # Without ``create``, the operation's own ``--stack`` finds a missing stack: no select.
+                workspace = target.local_workspace(select=create)
+                stack = (
+                    auto.Stack.create_or_select(target.stack, workspace)
+                    if create
+                    else auto.Stack.select(target.stack, workspace)
+                )
+                return work(stack, events)
+        except StackLockedError:
             if time.monotonic() >= deadline:
-                raise _locked(ws) from exc
+                raise
             time.sleep(LOCK_POLL_SECONDS)
-        except upstream.InvalidVersionError as exc:
-            raise _translate(exc, ws, operation) from exc

@@ -13,7 +13,7 @@ from pulumi import automation as auto
 
 from . import engine
 from .results import SECRET, Deployment, PreviewResult, RefreshResult, Step, UpResult, changes_of
-from .workspace import StackOptions, Workspace
+from .stack_target import StackOptions, StackTarget
 
 __all__ = ["history", "preview", "refresh", "up"]
 
@@ -91,7 +91,7 @@ def preview(
             for step in result.steps:
                 print(step.op, step.urn, step.keys)
     """
-    ws = Workspace.resolve(stack, options)
+    target = StackTarget.resolve(stack, options)
     steps: list[Step] = []
 
     def collect(event: auto.EngineEvent) -> None:
@@ -99,15 +99,15 @@ def preview(
         if pre is not None and pre.metadata.op != auto.OpType.SAME:
             steps.append(_step(pre.metadata))
 
-    def work(s: auto.Stack) -> PreviewResult:
+    def work(s: auto.Stack, events: engine.EngineEvents) -> PreviewResult:
         result = s.preview(
-            on_event=ws.event_callback(collect),
+            on_event=events.callback(collect),
             refresh=refresh or None,
             policy_packs=list(policy_packs) or None,
         )
         return PreviewResult(stack=stack, changes=changes_of(result.change_summary), steps=tuple(steps))
 
-    return engine.run(ws, "preview", work, create=create)
+    return engine.run(target, "preview", work, create=create)
 
 
 def up(
@@ -126,20 +126,24 @@ def up(
         result = up("dev", message="deploy from CI")
         print(result.version, result.commit, result.outputs["clusterName"])
     """
-    ws = Workspace.resolve(stack, options)
-    work = up_work(ws, message=message, policy_packs=policy_packs, refresh=refresh)
-    return engine.run(ws, "up", work, create=create)
+    target = StackTarget.resolve(stack, options)
+    work = up_work(target, message=message, policy_packs=policy_packs, refresh=refresh)
+    return engine.run(target, "up", work, create=create)
 
 
 def up_work(
-    ws: Workspace, *, message: str | None = None, policy_packs: Sequence[str] = (), refresh: bool = False
-) -> Callable[[auto.Stack], UpResult]:
+    target: StackTarget,
+    *,
+    message: str | None = None,
+    policy_packs: Sequence[str] = (),
+    refresh: bool = False,
+) -> Callable[[auto.Stack, engine.EngineEvents], UpResult]:
     """The engine work of ``up``, shared with ``rollback_to_commit``."""
 
-    def work(s: auto.Stack) -> UpResult:
+    def work(s: auto.Stack, events: engine.EngineEvents) -> UpResult:
         result = s.up(
             message=message,
-            on_event=ws.event_callback(),
+            on_event=events.callback(),
             policy_packs=list(policy_packs) or None,
             refresh=refresh or None,
             # Never decrypt config secrets into the result.
@@ -147,7 +151,7 @@ def up_work(
         )
         latest = _latest(s)
         return UpResult(
-            stack=ws.stack,
+            stack=target.stack,
             changes=changes_of(result.summary.resource_changes or {}),
             outputs=mask_outputs(result.outputs),
             version=latest.version,
@@ -167,10 +171,10 @@ def refresh(stack: str, *, options: StackOptions | None = None, message: str | N
         result = refresh("dev")
         print(result.changes)  # e.g. {"same": 3, "update": 1}
     """
-    ws = Workspace.resolve(stack, options)
+    target = StackTarget.resolve(stack, options)
 
-    def work(s: auto.Stack) -> RefreshResult:
-        result = s.refresh(message=message, on_event=ws.event_callback(), show_secrets=False)
+    def work(s: auto.Stack, events: engine.EngineEvents) -> RefreshResult:
+        result = s.refresh(message=message, on_event=events.callback(), show_secrets=False)
         latest = _latest(s)
         return RefreshResult(
             stack=stack,
@@ -179,7 +183,7 @@ def refresh(stack: str, *, options: StackOptions | None = None, message: str | N
             commit=latest.commit,
         )
 
-    return engine.run(ws, "refresh", work)
+    return engine.run(target, "refresh", work)
 
 
 def history(stack: str, *, options: StackOptions | None = None) -> tuple[Deployment, ...]:
@@ -190,5 +194,5 @@ def history(stack: str, *, options: StackOptions | None = None) -> tuple[Deploym
         for d in history("prod"):
             print(d.version, d.kind, d.result, d.commit, d.message)
     """
-    ws = Workspace.resolve(stack, options)
-    return engine.run(ws, "history", lambda s: _deployments(_all_history(s)))
+    target = StackTarget.resolve(stack, options)
+    return engine.run(target, "history", lambda s, _events: _deployments(_all_history(s)))

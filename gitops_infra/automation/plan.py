@@ -9,29 +9,27 @@ project's secret keys that the stack file does not set, are planned with redacte
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import json
 import runpy
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pulumi
-from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs
-from pulumi.runtime.settings import SETTINGS
-from pulumi.runtime.stack import Stack, run_pulumi_func
-from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
+from pulumi.runtime import MockCallArgs, MockResourceArgs
+from pulumi.runtime.stack import Stack
 
+from .._pulumi_compat import drain_event_loop
 from ..config import PROJECT, SECRET_KEYS, load_config
 from ..errors import ConfigError, OperationFailedError, StackNotFoundError
 from .recording import COMPUTED, RecordingMonitor
 from .results import SECRET
-from .stack_files import read_mapping
+from .stack_files import find_settings, read_mapping
 from .stack_name import StackName, parse_stack_name
+from .stack_target import StackOptions, checked_stack_name, find_project, project_file
 from .wire import UNKNOWN
-from .workspace import StackOptions, checked_stack_name, find_project
 
 __all__ = ["COMPUTED", "Plan", "PlannedResource", "offline_plan"]
 
@@ -125,10 +123,10 @@ def _plain(value: Any, where: str, problems: list[str], enclosing: tuple[int, ..
 
 
 def _stack_config(project: Path, stack: StackName) -> dict[str, Any]:
-    settings = project / stack.settings_file
-    if not settings.is_file():
+    settings = find_settings(project, stack.settings_base)
+    if settings is None:
         raise StackNotFoundError(
-            f"no {settings.name} in {project}: the offline plan reads it", stack=str(stack)
+            f"no {stack.settings_base}.yaml in {project}: the offline plan reads it", stack=str(stack)
         )
     config = read_mapping(settings, stack=str(stack)).get("config")
     if config is None:
@@ -175,10 +173,14 @@ def _engine_config(raw: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
 
 
 def _program(project: Path) -> tuple[str, Path]:
-    settings = read_mapping(project / "Pulumi.yaml")
+    path = project_file(project)
+    settings = read_mapping(path)
     name = str(settings.get("name", project.name))
     main = project / str(settings.get("main", "."))
-    return name, main / "__main__.py" if main.is_dir() else main
+    entrypoint = main / "__main__.py" if main.is_dir() else main
+    if not entrypoint.is_file():
+        raise ConfigError([f"{path.name}.main: no program at {entrypoint} (a __main__.py, or a .py file)"])
+    return name, entrypoint
 
 
 async def _exported(root: Stack) -> dict[str, Any]:
@@ -193,29 +195,6 @@ async def _exported(root: Stack) -> dict[str, Any]:
         else:
             exported[name] = await output.future()
     return exported
-
-
-def _drain_leftovers() -> None:
-    """Run what a failed run left on the event loop to its end, while its own mocks are still installed.
-
-    A program that fails stops the run at its first error, but its other registrations are still tasks on
-    the event loop that every plan in this process shares. Left there, they would run during the next plan
-    and fail it with this one's error, or register this program's resources into its graph. Under mocks
-    they finish at once (there is no engine to wait for), so they are run out rather than cancelled
-    (cancelled, they left the next plan waiting forever on futures that never resolved).
-    """
-    loop = _ensure_event_loop()  # type: ignore[no-untyped-call]  # the one _sync_await runs plans on
-    if loop.is_running():
-        return
-    while pending := [task for task in asyncio.all_tasks(loop) if not task.done()]:
-        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-    # The runtime keeps failed outputs "to pick up at program exit"; this run has already reported.
-    with SETTINGS.lock:
-        failed = list(SETTINGS.outputs)
-        SETTINGS.outputs.clear()
-    for task in failed:
-        if task.done() and not task.cancelled():
-            task.exception()  # retrieved, so asyncio does not log it as never retrieved
 
 
 def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
@@ -249,8 +228,7 @@ def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
     pulumi.runtime.set_all_config(config, secret_keys)
     # Under mocks the root stack resource outlives a run; start from no exports.
     root = pulumi.runtime.get_root_resource()
-    if not isinstance(root, Stack):
-        raise RuntimeError("pulumi.runtime.set_mocks did not create the root stack resource")
+    assert isinstance(root, Stack), "pulumi.runtime.set_mocks makes the root stack resource"
     root.outputs.clear()
     outputs: dict[str, Any] = {}
 
@@ -259,16 +237,17 @@ def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
 
     interrupted: list[KeyboardInterrupt] = []
 
-    def program() -> Awaitable[None]:
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]  # pulumi's decorator is unannotated
+    def program() -> pulumi.Output[None]:
         try:
             runpy.run_path(str(entrypoint), run_name="__main__")
         except KeyboardInterrupt as exc:
             interrupted.append(exc)
             raise
-        return collect()
+        return pulumi.Output.from_input(collect())
 
     try:
-        _sync_await(run_pulumi_func(program))
+        program()
     except ConfigError:
         raise
     except Exception as exc:  # the program's own failure, reported like the engine would
@@ -284,7 +263,7 @@ def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
             engine_message=message,
         ) from exc
     finally:
-        _drain_leftovers()
+        drain_event_loop()
 
     graph = monitor.graph
     urns = {r.urn for r in graph}

@@ -31,7 +31,7 @@ from .file_backend import FileBackendStack, checkpoint_problem
 from .processes import alive_here, leftover_plugins
 from .results import changes_of
 from .rollback import remove_stale_worktrees
-from .workspace import StackOptions, Workspace, project_name
+from .stack_target import StackOptions, StackTarget, project_name
 
 __all__ = ["RecoverResult", "recover"]
 
@@ -63,10 +63,10 @@ def _pending(stack: auto.Stack) -> tuple[str, ...]:
     )
 
 
-def _refuse_while_running(ws: Workspace, files: FileBackendStack | None, force: bool) -> str | None:
+def _refuse_while_running(target: StackTarget, files: FileBackendStack | None, force: bool) -> str | None:
     """Raise while the dead update may still be working; return who held the lock, if anyone."""
     locks = files.locks() if files is not None else []
-    stack = ws.stack
+    stack = target.stack
     for lock in locks:
         if alive_here(lock.host, lock.pid):
             raise StackLockedError(
@@ -80,19 +80,19 @@ def _refuse_while_running(ws: Workspace, files: FileBackendStack | None, force: 
                 "checked from here; if that runner is gone, recover with --force (force=True)",
                 stack=stack,
             )
-    leftovers = leftover_plugins(ws.project)
+    leftovers = leftover_plugins(target.project)
     if leftovers and not force:
         listed = ", ".join(str(process) for process in leftovers)
         raise StackLockedError(
-            f"Pulumi plugin processes of a dead update still run in {ws.project}: {listed}. They may still "
-            "be changing resources: stop them (kill the pids) and recover again, or recover with --force",
+            f"Pulumi plugin processes of a dead update still run in {target.project}: {listed}. They may "
+            "still be changing resources: stop them (kill the pids) and recover again, or use --force",
             stack=stack,
         )
     return str(locks[0]) if locks else None
 
 
 def _restore_checkpoint(
-    ws: Workspace, files: FileBackendStack | None, restore: bool
+    target: StackTarget, files: FileBackendStack | None, restore: bool
 ) -> tuple[str, str] | None:
     """Put back the newest intact checkpoint when the current one is unreadable (only if ``restore``)."""
     current = files.checkpoint() if files is not None else None
@@ -102,11 +102,11 @@ def _restore_checkpoint(
     if problem is None:
         return None
     candidate = files.newest_intact_checkpoint()
-    where = f"the checkpoint of stack {ws.stack!r} ({current}) {problem}"
+    where = f"the checkpoint of stack {target.stack!r} ({current}) {problem}"
     if candidate is None:
         raise CheckpointError(
             f"{where}, and the backend's history holds no intact copy to restore",
-            stack=ws.stack,
+            stack=target.stack,
             checkpoint=str(current),
             candidate=None,
         )
@@ -114,7 +114,7 @@ def _restore_checkpoint(
         raise CheckpointError(
             f"{where}. The newest intact copy is {candidate.name}: recover with --yes "
             "(restore_checkpoint=True) to keep the broken file aside, restore that copy and refresh",
-            stack=ws.stack,
+            stack=target.stack,
             checkpoint=str(current),
             candidate=str(candidate),
         )
@@ -142,22 +142,22 @@ def recover(
         print(result.stale_lock, result.pending, result.changes)
         up("dev")  # converges from what really exists
     """
-    ws = Workspace.resolve(stack, options)
-    name = ws.stack_name
+    target = StackTarget.resolve(stack, options)
+    name = target.stack_name
     files = FileBackendStack.of(
-        ws.backend_url, org=name.org, project=name.project or project_name(ws.project), name=name.name
+        target.backend_url, org=name.org, project=name.project or project_name(target.project), name=name.name
     )
-    stale_lock = _refuse_while_running(ws, files, force)
-    removed = remove_stale_worktrees(ws.project)
-    restored = _restore_checkpoint(ws, files, restore_checkpoint)
+    stale_lock = _refuse_while_running(target, files, force)
+    removed = remove_stale_worktrees(target.project)
+    restored = _restore_checkpoint(target, files, restore_checkpoint)
 
-    def work(s: auto.Stack) -> RecoverResult:
+    def work(s: auto.Stack, events: engine.EngineEvents) -> RecoverResult:
         pending = _pending(s)
         s.cancel()
         result = s.refresh(
             clear_pending_creates=True,
             message="recover after an interrupted update",
-            on_event=ws.event_callback(),
+            on_event=events.callback(),
             show_secrets=False,
         )
         return RecoverResult(
@@ -170,4 +170,4 @@ def recover(
             broken_checkpoint_kept_at=restored[1] if restored else None,
         )
 
-    return engine.run(ws, "recover", work)
+    return engine.run(target, "recover", work)

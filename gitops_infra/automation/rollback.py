@@ -18,13 +18,13 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import CommitNotFoundError, GitOpsInfraError
+from ..errors import CommitNotFoundError, GitError
 from . import engine
 from .operations import history, up_work
 from .processes import alive_here
 from .results import UpResult
-from .stack_files import read_mapping
-from .workspace import StackOptions, Workspace
+from .stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings, read_mapping
+from .stack_target import StackOptions, StackTarget, project_file
 
 __all__ = ["PREVIOUS", "WORKTREE_PREFIX", "remove_stale_worktrees", "rollback_to_commit"]
 
@@ -41,15 +41,13 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
     except FileNotFoundError as exc:
-        raise GitOpsInfraError("rollback_to_commit needs git on PATH; install git and retry") from exc
+        raise GitError("rollback_to_commit needs git on PATH; install git and retry") from exc
 
 
 def _repo_root(project: Path) -> Path:
     done = _git(project, "rev-parse", "--show-toplevel")
     if done.returncode != 0:
-        raise GitOpsInfraError(
-            f"{project} is not inside a git repository; rollback needs the project's history"
-        )
+        raise GitError(f"{project} is not inside a git repository; rollback needs the project's history")
     return Path(done.stdout.strip())
 
 
@@ -86,7 +84,7 @@ def _worktree(repo: Path, sha: str) -> Iterator[Path]:
         (parent / _OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
         added = _git(repo, "worktree", "add", "--detach", str(tree), sha)
         if added.returncode != 0:
-            raise GitOpsInfraError(f"could not check out {sha[:12]}: {added.stderr.strip()}")
+            raise GitError(f"could not check out {sha[:12]}: {added.stderr.strip()}")
         yield tree
     finally:
         _remove_worktree(repo, tree)
@@ -139,15 +137,15 @@ def _share_virtualenv(project: Path, checkout: Path, shown_as: str) -> None:
 
     A worktree holds only tracked files, so a git-ignored ``.venv`` would be missing there.
     """
-    settings = read_mapping(checkout / "Pulumi.yaml", shown_as=shown_as)
+    settings = read_mapping(project_file(checkout), shown_as=shown_as)
     runtime = settings.get("runtime")
     options = runtime.get("options") if isinstance(runtime, dict) else None
     venv = options.get("virtualenv") if isinstance(options, dict) else None
     if isinstance(venv, str) and not Path(venv).is_absolute():
-        source, target = project / venv, checkout / venv
-        if source.is_dir() and not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.symlink_to(source.resolve(), target_is_directory=True)
+        source, link = project / venv, checkout / venv
+        if source.is_dir() and not link.exists():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(source.resolve(), target_is_directory=True)
 
 
 def rollback_to_commit(
@@ -170,11 +168,12 @@ def rollback_to_commit(
         result = rollback_to_commit("prod", "previous")
         print(result.rolled_back_to, result.changes)
     """
-    ws = Workspace.resolve(stack, options)
-    repo = _repo_root(ws.project)
+    target = StackTarget.resolve(stack, options)
+    repo = _repo_root(target.project)
     sha = _resolve(repo, _previous_commit(stack, options) if commit == PREVIOUS else commit)
-    relative = ws.project.resolve().relative_to(repo.resolve())
-    if _git(repo, "cat-file", "-e", f"{sha}:{(relative / 'Pulumi.yaml').as_posix()}").returncode != 0:
+    relative = target.project.resolve().relative_to(repo.resolve())
+    candidates = [relative / f"{PROJECT_FILE}{extension}" for extension in SETTINGS_EXTENSIONS]
+    if not any(_git(repo, "cat-file", "-e", f"{sha}:{c.as_posix()}").returncode == 0 for c in candidates):
         raise CommitNotFoundError(
             f"commit {sha[:12]} ({commit}) has no {relative / 'Pulumi.yaml'}; it predates this project",
             commit=commit,
@@ -182,11 +181,12 @@ def rollback_to_commit(
     with _worktree(repo, sha) as tree:
         checkout = tree / relative
         # The commit's own files, read as carefully as the work tree's: a clear error, not a traceback.
-        _share_virtualenv(ws.project, checkout, f"{relative / 'Pulumi.yaml'} at {sha[:12]}")
-        settings = checkout / ws.stack_name.settings_file
-        if settings.is_file():
+        shown = f"{relative / project_file(checkout).name} at {sha[:12]}"
+        _share_virtualenv(target.project, checkout, shown)
+        settings = find_settings(checkout, target.stack_name.settings_base)
+        if settings is not None:
             read_mapping(settings, stack=stack, shown_as=f"{relative / settings.name} at {sha[:12]}")
-        at_commit = ws.at(checkout)
+        at_commit = target.at(checkout)
         work = up_work(at_commit, message=message or f"rollback to {sha[:12]} ({commit})")
         result = engine.run(at_commit, "rollback", work)
     return replace(result, rolled_back_to=sha)

@@ -23,7 +23,16 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 
 from ..errors import ConfigError
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NODES", "load_yaml_file", "read_mapping"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_NODES",
+    "PROJECT_FILE",
+    "SETTINGS_EXTENSIONS",
+    "find_settings",
+    "load_yaml_file",
+    "read_mapping",
+]
 
 MAX_FILE_BYTES = 1024 * 1024
 """Stack files are config: a megabyte is far beyond any real one."""
@@ -31,6 +40,22 @@ MAX_DEPTH = 64
 """How deeply values may nest; the stack config nests five levels at most."""
 MAX_NODES = 100_000
 """How many values a file may hold once its aliases are expanded."""
+PROJECT_FILE = "Pulumi"
+"""The project settings' base name: ``Pulumi.yaml`` (or ``.yml``, ``.json``)."""
+SETTINGS_EXTENSIONS = (".yaml", ".yml", ".json")
+"""The extensions Pulumi accepts for settings files, in the order ``LocalWorkspace`` tries them."""
+
+
+def find_settings(directory: Path, base: str) -> Path | None:
+    """``<base>.yaml``, ``.yml`` or ``.json`` in ``directory``, whichever exists first, else ``None``.
+
+    JSON is YAML, so one loader reads all three.
+    """
+    for extension in SETTINGS_EXTENSIONS:
+        path = directory / f"{base}{extension}"
+        if path.is_file():
+            return path
+    return None
 
 
 class _Loader(yaml.SafeLoader):

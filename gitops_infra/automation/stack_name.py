@@ -37,9 +37,9 @@ class StackName:
         return self.text
 
     @property
-    def settings_file(self) -> str:
-        """The stack's config file: Pulumi names it after the stack part alone."""
-        return f"Pulumi.{self.name}.yaml"
+    def settings_base(self) -> str:
+        """The stack's config file without its extension: Pulumi names it after the stack part alone."""
+        return f"Pulumi.{self.name}"
 
 
 def parse_stack_name(text: object) -> StackName:

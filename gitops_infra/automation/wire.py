@@ -1,7 +1,8 @@
 """How the engine marks secret and unknown values in the property payloads it exchanges.
 
-The markers are pulumi's own (``pulumi.runtime.rpc``); they are read here once, so that the recorder
-(mocked registrations) and drift detection (engine events) agree on what a secret looks like.
+The markers are pulumi's own (``pulumi.runtime.rpc``, some through :mod:`gitops_infra._pulumi_compat`);
+they are read here once, so that the recorder (mocked registrations) and drift detection (engine events)
+agree on what a secret looks like.
 """
 
 from __future__ import annotations
@@ -10,18 +11,17 @@ from typing import Any
 
 from pulumi.runtime import rpc
 
+from .._pulumi_compat import SECRET_SIG, SECRET_SIG_KEY
+
 __all__ = ["UNKNOWN", "is_secret_payload", "secret_payload_value"]
 
 UNKNOWN: str = rpc.UNKNOWN
 """The value a property has while only the cloud can compute it (during a preview)."""
 
-_SIG_KEY: str = rpc._special_sig_key
-_SECRET_SIG: str = rpc._special_secret_sig
-
 
 def is_secret_payload(value: Any) -> bool:
     """True for a secret as the engine sends it: ``{<sig key>: <secret sig>, "value"/"ciphertext": ...}``."""
-    return isinstance(value, dict) and value.get(_SIG_KEY) == _SECRET_SIG
+    return isinstance(value, dict) and value.get(SECRET_SIG_KEY) == SECRET_SIG
 
 
 def secret_payload_value(value: dict[str, Any]) -> Any:

@@ -24,10 +24,10 @@ from gitops_infra.automation import (
 )
 from gitops_infra.errors import (
     CommitNotFoundError,
-    ConfigError,
     OperationFailedError,
     StackLockedError,
     StackNotFoundError,
+    WorkspaceError,
 )
 
 from .conftest import SECRET_TOKEN, FixtureRepo, _git, concurrent_ups
@@ -212,7 +212,7 @@ def test_previous_with_no_earlier_commit_is_refused(repo: FixtureRepo) -> None:
         rollback_to_commit("dev", "previous", options=repo.options)
 
 
-def test_missing_passphrase_is_a_config_error_that_changes_nothing(
+def test_missing_passphrase_is_a_workspace_error_that_changes_nothing(
     repo: FixtureRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     up("dev", options=repo.options)
@@ -221,10 +221,10 @@ def test_missing_passphrase_is_a_config_error_that_changes_nothing(
     monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE_FILE", raising=False)
     env = {k: v for k, v in repo.env.items() if k != "PULUMI_CONFIG_PASSPHRASE"}
 
-    with pytest.raises(ConfigError) as missing:
+    with pytest.raises(WorkspaceError) as missing:
         up("dev", options=StackOptions(work_dir=repo.root, env=env))
 
-    assert missing.value.problems[0].startswith("PULUMI_CONFIG_PASSPHRASE:")
+    assert str(missing.value).startswith("PULUMI_CONFIG_PASSPHRASE is not set")
     assert repo.state_bytes() == before
 
 

@@ -9,18 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pulumi.automation import CommandResult
 from pulumi.automation import errors as upstream
-from pulumi.automation._cmd import CommandResult
 
-from gitops_infra.automation.engine import _engine_message, _translate
-from gitops_infra.automation.workspace import DEFAULT_STATE_DIR, StackOptions, Workspace
+from gitops_infra.automation.engine import EngineEvents, _engine_message, map_engine_errors
+from gitops_infra.automation.stack_target import DEFAULT_STATE_DIR, StackOptions, StackTarget
 from gitops_infra.errors import (
-    ConfigError,
     EngineNotFoundError,
+    GitOpsInfraError,
     OperationFailedError,
     PluginMissingError,
     StackLockedError,
     StackNotFoundError,
+    WorkspaceError,
 )
 
 PROGRAM_EXCEPTION = """Previewing update (dev):
@@ -81,8 +82,16 @@ def test_engine_message_drops_the_generic_line_when_a_specific_one_exists() -> N
     assert "unhandled error occurred" not in message
 
 
+def _translate(exc: Exception, target: StackTarget, operation: str) -> Exception:
+    """What ``map_engine_errors`` turns ``exc`` into."""
+    with pytest.raises(GitOpsInfraError) as mapped, map_engine_errors(target, operation, EngineEvents(None)):
+        raise exc
+    assert mapped.value.__cause__ is exc
+    return mapped.value
+
+
 def test_translation_maps_each_upstream_error(project: Path) -> None:
-    ws = Workspace.resolve("dev", StackOptions(work_dir=project))
+    ws = StackTarget.resolve("dev", StackOptions(work_dir=project))
 
     locked = _translate(_failed(stderr=LOCKED, kind=upstream.ConcurrentUpdateError), ws, "up")
     assert isinstance(locked, StackLockedError) and locked.stack == "dev"
@@ -104,7 +113,7 @@ def test_translation_maps_each_upstream_error(project: Path) -> None:
 
 
 def test_defaults_use_a_local_file_backend_inside_the_project(project: Path) -> None:
-    ws = Workspace.resolve("dev", StackOptions(work_dir=project / ".tools"))  # found from a subdirectory
+    ws = StackTarget.resolve("dev", StackOptions(work_dir=project / ".tools"))  # found from a subdirectory
     assert ws.project == project
     assert ws.backend_url == (project / DEFAULT_STATE_DIR).as_uri()
     assert ws.engine == project / ".tools" / "pulumi" / "bin" / "pulumi"
@@ -113,33 +122,33 @@ def test_defaults_use_a_local_file_backend_inside_the_project(project: Path) -> 
 
 def test_backend_url_from_the_environment_wins(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://state-bucket")
-    assert Workspace.resolve("dev", StackOptions(work_dir=project)).backend_url == "s3://state-bucket"
+    assert StackTarget.resolve("dev", StackOptions(work_dir=project)).backend_url == "s3://state-bucket"
     explicit = StackOptions(work_dir=project, backend_url="file:///elsewhere")
-    assert Workspace.resolve("dev", explicit).backend_url == "file:///elsewhere"
+    assert StackTarget.resolve("dev", explicit).backend_url == "file:///elsewhere"
 
 
 def test_missing_passphrase_names_the_variable(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE")
     monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE_FILE", raising=False)
-    with pytest.raises(ConfigError) as missing:
-        Workspace.resolve("dev", StackOptions(work_dir=project))
-    assert missing.value.problems[0].startswith("PULUMI_CONFIG_PASSPHRASE: not set")
+    with pytest.raises(WorkspaceError) as missing:
+        StackTarget.resolve("dev", StackOptions(work_dir=project))
+    assert str(missing.value).startswith("PULUMI_CONFIG_PASSPHRASE is not set")
 
     # A stack whose settings name another secrets provider needs no passphrase.
     (project / "Pulumi.dev.yaml").write_text("secretsprovider: awskms://alias/gitops\n")
-    assert Workspace.resolve("dev", StackOptions(work_dir=project)).stack == "dev"
+    assert StackTarget.resolve("dev", StackOptions(work_dir=project)).stack == "dev"
 
 
 def test_no_engine_says_how_to_install_one(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / ".tools" / "pulumi" / "bin" / "pulumi").unlink()
     monkeypatch.setenv("PATH", str(project))
     with pytest.raises(EngineNotFoundError, match="make setup"):
-        Workspace.resolve("dev", StackOptions(work_dir=project))
+        StackTarget.resolve("dev", StackOptions(work_dir=project))
 
 
-def test_no_project_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"no Pulumi\.yaml"):
-        Workspace.resolve("dev", StackOptions(work_dir=tmp_path))
+def test_no_project_is_a_workspace_error(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceError, match=r"no Pulumi\.yaml"):
+        StackTarget.resolve("dev", StackOptions(work_dir=tmp_path))
 
 
 def test_reprs_never_show_the_environments_values(project: Path) -> None:
@@ -147,7 +156,7 @@ def test_reprs_never_show_the_environments_values(project: Path) -> None:
     options = StackOptions(
         work_dir=project, env=env, backend_url="postgres://ci:db-canary@db.internal:5432/state"
     )
-    workspace = Workspace.resolve("dev", options)
+    workspace = StackTarget.resolve("dev", options)
     for shown in (repr(options), repr(workspace), str(options), str(workspace)):
         for canary in ("pass-canary", "ghp_canary", "eu-west-1", "db-canary"):
             assert canary not in shown, shown

@@ -23,7 +23,7 @@ FAILURES = [
     (["preview", "dev", "--no-such-option", "--json"], "UsageError"),
     (["preview", "dev", "--json", "--cwd", "/no/such/directory"], "UsageError"),
     (["plan", "", "--json"], "UsageError"),
-    (["plan", "dev", "--json"], "ConfigError"),  # no Pulumi.yaml in the working directory
+    (["plan", "dev", "--json"], "WorkspaceError"),  # no Pulumi.yaml in the working directory
 ]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitops_infra.automation import StackOptions, offline_plan, preview
-from gitops_infra.errors import ConfigError
+from gitops_infra.errors import ConfigError, WorkspaceError
 
 from .conftest import REPO_ROOT, plan_in_a_subprocess
 
@@ -109,5 +109,5 @@ def test_a_deleted_working_directory_is_a_clear_error(
     monkeypatch.chdir(gone)
     gone.rmdir()
     for operation in (preview, offline_plan):
-        with pytest.raises(ConfigError, match="the current directory no longer exists"):
+        with pytest.raises(WorkspaceError, match="the current directory no longer exists"):
             operation("dev")

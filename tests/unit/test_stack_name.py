@@ -75,7 +75,7 @@ def test_pulumis_name_forms_parse(text: str, org: str | None, project: str | Non
 
     parsed = parse_stack_name(text)
     assert (parsed.org, parsed.project, parsed.name, str(parsed)) == (org, project, name, text)
-    assert parsed.settings_file == f"Pulumi.{name}.yaml"
+    assert parsed.settings_base == f"Pulumi.{name}"
 
 
 def test_a_qualified_name_of_another_project_is_refused(project: Path) -> None:
@@ -84,3 +84,28 @@ def test_a_qualified_name_of_another_project_is_refused(project: Path) -> None:
         preview("organization/other/dev", options=StackOptions(work_dir=project))
     with pytest.raises(errors.StackNameError, match="belongs to project 'other'"):
         offline_plan("organization/other/dev", options=StackOptions(work_dir=project))
+
+
+def test_a_qualified_name_reads_the_stack_file_named_after_its_stack_part(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Pulumi.dev.yaml names another secrets provider, so no passphrase is needed for
+    # organization/fixture/dev either (it used to look for Pulumi.organization/fixture/dev.yaml).
+    (project / "Pulumi.dev.yaml").write_text("secretsprovider: awskms://alias/gitops\nconfig: {}\n")
+    engine = project / ".tools" / "pulumi" / "bin" / "pulumi"
+    engine.parent.mkdir(parents=True)
+    engine.write_text("#!/bin/sh\n")
+    from gitops_infra.automation.stack_target import StackTarget
+
+    monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE")
+    options = StackOptions(work_dir=project)
+    target = StackTarget.resolve("organization/fixture/dev", options)
+    assert target.stack_name.name == "dev"
+
+
+def test_settings_files_may_be_yml_or_json(project: Path) -> None:
+    (project / "Pulumi.yaml").rename(project / "Pulumi.yml")
+    (project / "Pulumi.dev.yaml").unlink()
+    (project / "Pulumi.dev.json").write_text('{"config": {}}')
+    (project / "__main__.py").write_text("")
+    assert offline_plan("dev", options=StackOptions(work_dir=project)).resources == ()
