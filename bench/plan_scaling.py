@@ -17,6 +17,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import yaml
@@ -24,7 +25,7 @@ import yaml
 from gitops_infra.automation import StackOptions, offline_plan
 
 from .fixture import REPO_ROOT
-from .stats import linear_fit, median, timed
+from .stats import linear_fit, timed
 
 STACK = "bench"
 NS = "gitops-infra"

@@ -14,9 +14,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from statistics import median
 
 from .fixture import REPO_ROOT
-from .stats import median, timed
+from .stats import timed
 
 TARGET = 1.5
 IMPORTS = "import pulumi_aws, pulumi_eks, pulumi_kubernetes, pulumi_github, pulumi_tls"

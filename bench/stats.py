@@ -1,4 +1,4 @@
-"""Small statistics helpers: medians, ratios and a least-squares line."""
+"""Small statistics helpers: timing one call, and a least-squares line (both on the standard library)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,6 @@ def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
-
-
-def median(values: Sequence[float]) -> float:
-    return statistics.median(values)
 
 
 @dataclass(frozen=True)
@@ -34,15 +30,12 @@ class LinearFit:
 
 
 def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> LinearFit:
-    n = len(xs)
-    mean_x, mean_y = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mean_x) ** 2 for x in xs)
-    sxy = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
-    slope = sxy / sxx if sxx else 0.0
-    intercept = mean_y - slope * mean_x
+    """The least-squares line through the points; for one line, R² is the squared correlation."""
+    slope, intercept = statistics.linear_regression(xs, ys)
+    try:
+        r_squared = statistics.correlation(xs, ys) ** 2
+    except statistics.StatisticsError:  # constant ys (or xs): a flat line fits them exactly
+        r_squared = 1.0
     fitted = [intercept + slope * x for x in xs]
-    ss_res = sum((y - f) ** 2 for y, f in zip(ys, fitted, strict=True))
-    ss_tot = sum((y - mean_y) ** 2 for y in ys)
-    r_squared = 1.0 - ss_res / ss_tot if ss_tot else 1.0
     max_dev = max(abs(y - f) / f for y, f in zip(ys, fitted, strict=True) if f)
     return LinearFit(intercept=intercept, slope=slope, r_squared=r_squared, max_rel_deviation=max_dev)

@@ -6,18 +6,17 @@ Pulumi program, for example Flux and a deploy key on a cluster you already have:
     import pulumi
     import pulumi_kubernetes as k8s
     from gitops_infra import DeployKey, DeployKeyArgs, FluxBootstrap, FluxBootstrapArgs
+    from gitops_infra import SourceSecretOptions, SyncOptions
 
     provider = k8s.Provider("existing", kubeconfig=pulumi.Config().require_secret("kubeconfig"))
     key = DeployKey("fleet", DeployKeyArgs(repository="fleet"))
     FluxBootstrap(
         "flux",
         FluxBootstrapArgs(
-            k8s_provider=provider,
-            repository_url="ssh://git@github.com/acme/fleet",
-            path="clusters/staging",
-            private_key=key.private_key,
-            public_key=key.public_key,
+            source=SourceSecretOptions(private_key=key.private_key, public_key=key.public_key),
+            sync=SyncOptions(url="ssh://git@github.com/acme/fleet", path="clusters/staging"),
         ),
+        opts=pulumi.ResourceOptions(providers=[provider]),
     )
 
 or build the whole platform from a stack's config, as ``stacks/__main__.py`` does::
@@ -43,12 +42,15 @@ from gitops_infra.components import (
     FluxBootstrap,
     FluxBootstrapArgs,
     FluxComponent,
+    InstallOptions,
     KeyAlgorithm,
     LogType,
     NatGateways,
     NewVpcArgs,
     NodeGroupArgs,
     NotificationArgs,
+    SourceSecretOptions,
+    SyncOptions,
     TaintEffect,
     environment_data,
     parse_environment,
@@ -77,6 +79,7 @@ __all__ = [
     "FluxBootstrapArgs",
     "FluxComponent",
     "GitOpsInfraError",
+    "InstallOptions",
     "KeyAlgorithm",
     "LogType",
     "NatGateways",
@@ -84,8 +87,10 @@ __all__ = [
     "NodeGroupArgs",
     "NotificationArgs",
     "Platform",
+    "SourceSecretOptions",
     "StackConfig",
     "StackSecrets",
+    "SyncOptions",
     "TaintEffect",
     "build_platform",
     "environment_data",

@@ -3,9 +3,9 @@
 The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in camelCase keys::
 
     gitops-infra:environment   Environment      (the contract written into the ``environment`` ConfigMap)
-    gitops-infra:cluster       ClusterConfig    (EKS: version, network, endpoint access, node groups)
-    gitops-infra:git           GitConfig        (the fleet repository and its deploy key)
-    gitops-infra:flux          FluxConfig       (controllers, sync settings, SOPS, notifications)
+    gitops-infra:cluster       ClusterSpec    (EKS: version, network, endpoint access, node groups)
+    gitops-infra:git           GitSpec        (the fleet repository and its deploy key)
+    gitops-infra:flux          FluxSpec       (controllers, sync settings, SOPS, notifications)
     gitops-infra:tags          Mapping[str, str] (AWS tags on everything that takes them)
     gitops-infra:githubToken   secret, optional (else the GitHub provider reads GITHUB_TOKEN)
     gitops-infra:sopsAgeKey    secret, required when ``flux.sops`` is true
@@ -71,24 +71,25 @@ from gitops_infra.components.flux import (
     image_automation_enabled,
 )
 from gitops_infra.errors import ConfigError
+from gitops_infra.redaction import SECRET
 
 __all__ = [
     "PROJECT",
-    "ClusterConfig",
-    "DeployKeyConfig",
-    "EndpointConfig",
-    "ExistingVpcConfig",
-    "FluxConfig",
-    "GitConfig",
-    "HealthCheckConfig",
-    "NetworkConfig",
-    "NewVpcConfig",
-    "NodeGroupConfig",
-    "NotificationsConfig",
+    "ClusterSpec",
+    "DeployKeySpec",
+    "EndpointSpec",
+    "ExistingVpcSpec",
+    "FluxSpec",
+    "GitSpec",
+    "HealthCheckSpec",
+    "NetworkSpec",
+    "NewVpcSpec",
+    "NodeGroupSpec",
+    "NotificationsSpec",
     "StackConfig",
     "StackSecrets",
-    "TaintConfig",
-    "TolerationConfig",
+    "TaintSpec",
+    "TolerationSpec",
     "load_config",
     "load_stack_config",
 ]
@@ -163,7 +164,7 @@ class _Model(BaseModel):
 # -- cluster -------------------------------------------------------------------------------------------
 
 
-class TaintConfig(_Model):
+class TaintSpec(_Model):
     """A Kubernetes taint on the nodes of a group."""
 
     key: Annotated[str, Field(min_length=1, max_length=63)]
@@ -171,7 +172,7 @@ class TaintConfig(_Model):
     effect: TaintEffect
 
 
-class NodeGroupConfig(_Model):
+class NodeGroupSpec(_Model):
     """One EKS managed node group."""
 
     name: DnsLabel
@@ -183,7 +184,7 @@ class NodeGroupConfig(_Model):
     capacity_type: CapacityType = CapacityType.ON_DEMAND
     ami_type: str = DEFAULT_AMI_TYPE
     labels: Mapping[str, str] = Field(default_factory=dict)
-    taints: tuple[TaintConfig, ...] = ()
+    taints: tuple[TaintSpec, ...] = ()
     scaling_managed_externally: StrictBool = False
     """True when an autoscaler (Cluster Autoscaler, Karpenter) owns the desired size: updates then
     leave ``desiredSize`` as the autoscaler set it. Off by default, because EKS refuses a ``minSize``
@@ -213,7 +214,7 @@ class NodeGroupConfig(_Model):
         return self.desired_size if self.desired_size is not None else max(self.min_size, 1)
 
 
-class NewVpcConfig(_Model):
+class NewVpcSpec(_Model):
     """A dedicated VPC the cluster builds: a public and a private subnet per availability zone."""
 
     cidr: Annotated[str, _gate(checks.vpc_cidr_problem)]
@@ -231,7 +232,7 @@ class NewVpcConfig(_Model):
         return value
 
 
-class ExistingVpcConfig(_Model):
+class ExistingVpcSpec(_Model):
     """An existing VPC and its subnets."""
 
     vpc_id: Annotated[str, Field(pattern=_VPC_ID)]
@@ -246,25 +247,25 @@ class ExistingVpcConfig(_Model):
         return value
 
 
-class NetworkConfig(_Model):
+class NetworkSpec(_Model):
     """Exactly one of ``vpc`` (build one) or ``existingVpc`` (use one)."""
 
-    vpc: NewVpcConfig | None = None
-    existing_vpc: ExistingVpcConfig | None = None
+    vpc: NewVpcSpec | None = None
+    existing_vpc: ExistingVpcSpec | None = None
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> NetworkConfig:
+    def _exactly_one(self) -> NetworkSpec:
         if (self.vpc is None) == (self.existing_vpc is None):
             raise ValueError("set exactly one of vpc or existingVpc")
         return self
 
 
-class EndpointConfig(_Model):
+class EndpointSpec(_Model):
     """Who reaches the Kubernetes API.
 
     ``public-and-private``: ``allowedCidrs`` restrict the public endpoint. ``private``: the public endpoint
     is off and ``allowedCidrs`` (a VPN, a peered network) may reach the private one on port 443; that needs
-    ``network.existingVpc`` (see ``ClusterConfig``).
+    ``network.existingVpc`` (see ``ClusterSpec``).
     """
 
     access: EndpointAccess = EndpointAccess.PUBLIC_AND_PRIVATE
@@ -282,7 +283,7 @@ PRIVATE_ENDPOINT_NEEDS_EXISTING_VPC = (
 ClusterName = Annotated[str, Field(pattern=_CLUSTER_NAME), _gate(checks.cluster_component_name_problem)]
 
 
-class ClusterConfig(_Model):
+class ClusterSpec(_Model):
     """The EKS cluster."""
 
     name: (
@@ -292,21 +293,21 @@ class ClusterConfig(_Model):
     admins: tuple[Annotated[str, Field(pattern=_IAM_PRINCIPAL)], ...] = ()
     log_types: tuple[LogType, ...] = ALL_LOG_TYPES
     # network comes before endpoint: the endpoint's check reads it.
-    network: NetworkConfig
-    endpoint: EndpointConfig = EndpointConfig()
-    node_groups: tuple[NodeGroupConfig, ...]
+    network: NetworkSpec
+    endpoint: EndpointSpec = EndpointSpec()
+    node_groups: tuple[NodeGroupSpec, ...]
 
     @field_validator("endpoint")
     @classmethod
-    def _private_needs_reachable_vpc(cls, value: EndpointConfig, info: ValidationInfo) -> EndpointConfig:
-        network: NetworkConfig | None = info.data.get("network")
+    def _private_needs_reachable_vpc(cls, value: EndpointSpec, info: ValidationInfo) -> EndpointSpec:
+        network: NetworkSpec | None = info.data.get("network")
         if value.access is EndpointAccess.PRIVATE and network is not None and network.existing_vpc is None:
             raise ValueError(PRIVATE_ENDPOINT_NEEDS_EXISTING_VPC)
         return value
 
     @field_validator("node_groups")
     @classmethod
-    def _unique_names(cls, value: tuple[NodeGroupConfig, ...]) -> tuple[NodeGroupConfig, ...]:
+    def _unique_names(cls, value: tuple[NodeGroupSpec, ...]) -> tuple[NodeGroupSpec, ...]:
         if not value:
             raise ValueError("needs at least one node group")
         names = [group.name for group in value]
@@ -318,21 +319,21 @@ class ClusterConfig(_Model):
 # -- git -----------------------------------------------------------------------------------------------
 
 
-class DeployKeyConfig(_Model):
+class DeployKeySpec(_Model):
     """The fleet repository's deploy key. Change ``rotation`` (any new string) to rotate it."""
 
     algorithm: KeyAlgorithm = KeyAlgorithm.ECDSA_P384
     rotation: Annotated[str, Field(max_length=64)] = ""
 
 
-class GitConfig(_Model):
+class GitSpec(_Model):
     """The fleet repository Flux syncs from."""
 
     owner: Annotated[str, Field(pattern=_GITHUB_OWNER)]
     repository: Annotated[str, Field(pattern=_REPOSITORY)]
     branch: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[^\s~^:?*\[\\]+$")] = DEFAULT_BRANCH
     path: str | None = None
-    deploy_key: DeployKeyConfig = DeployKeyConfig()
+    deploy_key: DeployKeySpec = DeployKeySpec()
 
     @field_validator("path")
     @classmethod
@@ -355,7 +356,7 @@ class GitConfig(_Model):
 # -- flux ----------------------------------------------------------------------------------------------
 
 
-class TolerationConfig(_Model):
+class TolerationSpec(_Model):
     """A toleration added to every Flux controller and the chart's pre-install check."""
 
     key: str | None = None
@@ -364,14 +365,14 @@ class TolerationConfig(_Model):
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
 
     @model_validator(mode="after")
-    def _as_kubernetes_validates_it(self) -> TolerationConfig:
+    def _as_kubernetes_validates_it(self) -> TolerationSpec:
         problems = checks.toleration_problems(self.key, self.operator, self.value, self.effect)
         if problems:
             raise ValueError("; ".join(f"{field} {message}" for field, message in problems))
         return self
 
 
-class HealthCheckConfig(_Model):
+class HealthCheckSpec(_Model):
     """An object the Kustomization waits for before it reports ready."""
 
     api_version: Annotated[str, Field(min_length=1)]
@@ -380,7 +381,7 @@ class HealthCheckConfig(_Model):
     namespace: DnsLabel
 
 
-class NotificationsConfig(_Model):
+class NotificationsSpec(_Model):
     """An Alert on sync failure, sent through a notification Provider.
 
     Every supported provider type posts to an address. A webhook URL is a credential, so it comes from
@@ -405,7 +406,7 @@ class NotificationsConfig(_Model):
 TOKEN_PROVIDER_TYPES = ("github", "generic-hmac")
 
 
-class FluxConfig(_Model):
+class FluxSpec(_Model):
     """Flux: the controllers to install and how the fleet repository is synced."""
 
     version: Annotated[str, Field(pattern=_SEMVER)] = FLUX_CHART_VERSION
@@ -413,15 +414,15 @@ class FluxConfig(_Model):
     components: tuple[FluxComponent, ...] = DEFAULT_COMPONENTS
     components_extra: tuple[FluxComponent, ...] = ()
     network_policy: StrictBool = True
-    tolerations: tuple[TolerationConfig, ...] = ()
+    tolerations: tuple[TolerationSpec, ...] = ()
     node_selector: Mapping[str, str] = Field(default_factory=dict)
     git_interval: Duration = DEFAULT_GIT_INTERVAL
     interval: Duration = DEFAULT_INTERVAL
     retry_interval: Duration = DEFAULT_RETRY_INTERVAL
     timeout: Duration = DEFAULT_TIMEOUT
     sops: StrictBool = False
-    health_checks: tuple[HealthCheckConfig, ...] = ()
-    notifications: NotificationsConfig | None = None
+    health_checks: tuple[HealthCheckSpec, ...] = ()
+    notifications: NotificationsSpec | None = None
 
     @field_validator("components")
     @classmethod
@@ -442,8 +443,8 @@ class FluxConfig(_Model):
     @field_validator("notifications")
     @classmethod
     def _needs_notification_controller(
-        cls, value: NotificationsConfig | None, info: ValidationInfo
-    ) -> NotificationsConfig | None:
+        cls, value: NotificationsSpec | None, info: ValidationInfo
+    ) -> NotificationsSpec | None:
         installed = (*info.data.get("components", ()), *info.data.get("components_extra", ()))
         if value is not None and FluxComponent.NOTIFICATION_CONTROLLER not in installed:
             raise ValueError("need notification-controller in components")
@@ -473,9 +474,9 @@ class StackConfig:
 
     stack: str
     environment: Environment
-    cluster: ClusterConfig
-    git: GitConfig
-    flux: FluxConfig
+    cluster: ClusterSpec
+    git: GitSpec
+    flux: FluxSpec
     tags: Mapping[str, str]
     secrets: StackSecrets = StackSecrets()
     aws_profile: str | None = None
@@ -487,16 +488,16 @@ class StackConfig:
         return platform_name_of(self.environment, self.cluster)
 
 
-def platform_name_of(environment: Environment, cluster: ClusterConfig) -> str:
+def platform_name_of(environment: Environment, cluster: ClusterSpec) -> str:
     """``cluster.name``, else ``gitops-<environment name>``."""
     return cluster.name or f"gitops-{environment.name}"
 
 
 _SECTION_MODELS: dict[str, type[BaseModel]] = {
     "environment": Environment,
-    "cluster": ClusterConfig,
-    "git": GitConfig,
-    "flux": FluxConfig,
+    "cluster": ClusterSpec,
+    "git": GitSpec,
+    "flux": FluxSpec,
 }
 
 
@@ -573,7 +574,7 @@ def _secret(raw: Any) -> pulumi.Output[str] | None:
     if isinstance(raw, Mapping) and "secure" in raw:
         # Ciphertext straight from Pulumi.<stack>.yaml: only the engine can decrypt it. Offline callers
         # (the plan) still see that the value is set, and that it is secret.
-        return pulumi.Output.secret("[secure]")
+        return pulumi.Output.secret(SECRET)
     return pulumi.Output.secret(str(raw))
 
 
@@ -659,8 +660,8 @@ def _build(
 ) -> StackConfig:
     sections = {section: _validate_section(section, values.get(section), problems) for section in SECTIONS}
     environment: Environment | None = sections["environment"]
-    cluster: ClusterConfig | None = sections["cluster"]
-    flux: FluxConfig | None = sections["flux"]
+    cluster: ClusterSpec | None = sections["cluster"]
+    flux: FluxSpec | None = sections["flux"]
     if flux is not None:
         problems.extend(_flux_secret_problems(flux, secrets))
     if cluster is not None and flux is not None:
@@ -672,7 +673,7 @@ def _build(
     return StackConfig(stack=stack, secrets=secrets, aws_profile=aws_profile, **sections)
 
 
-def _flux_secret_problems(flux: FluxConfig, secrets: StackSecrets) -> list[str]:
+def _flux_secret_problems(flux: FluxSpec, secrets: StackSecrets) -> list[str]:
     """What ``flux`` needs from the secret keys: the age key for SOPS, an address for notifications."""
     problems: list[str] = []
     if flux.sops and secrets.sops_age_key is None:
@@ -711,7 +712,7 @@ def _flux_secret_problems(flux: FluxConfig, secrets: StackSecrets) -> list[str]:
     return problems
 
 
-def _kubernetes_floor_problems(cluster: ClusterConfig, flux: FluxConfig) -> list[str]:
+def _kubernetes_floor_problems(cluster: ClusterSpec, flux: FluxSpec) -> list[str]:
     """The pinned Flux refuses older clusters; a chart version of the user's own is the user's to match."""
     if flux.version != FLUX_CHART_VERSION:
         return []
@@ -724,12 +725,12 @@ def _kubernetes_floor_problems(cluster: ClusterConfig, flux: FluxConfig) -> list
     ]
 
 
-def _derived_name_problems(environment: Environment, cluster: ClusterConfig) -> list[str]:
+def _derived_name_problems(environment: Environment, cluster: ClusterSpec) -> list[str]:
     """Names AWS derives from the platform's name must fit AWS's limits; say which key to shorten."""
     name = platform_name_of(environment, cluster)
     problems: list[str] = []
     problem = checks.cluster_component_name_problem(name)
-    if problem is not None:  # only a derived name gets here: ClusterConfig checks its own `name`
+    if problem is not None:  # only a derived name gets here: ClusterSpec checks its own `name`
         return [
             f"{PROJECT}:environment.name: with cluster.name unset the platform is named "
             f"gitops-<environment>, which {problem}; set a shorter cluster.name"

@@ -87,28 +87,24 @@ class PluginMissingError(GitOpsInfraError):
     """The engine needs a resource plugin that is not installed and may not be downloaded."""
 
 
-class StackNameError(GitOpsInfraError):
+class _AboutStack(GitOpsInfraError):
+    """An error about one stack, which ``stack`` names."""
+
+    def __init__(self, message: str, *, stack: str) -> None:
+        self.stack = stack
+        super().__init__(message)
+
+
+class StackNameError(_AboutStack):
     """A stack name is empty, padded, or breaks Pulumi's naming rules; nothing ran."""
 
-    def __init__(self, message: str, *, stack: str) -> None:
-        self.stack = stack
-        super().__init__(message)
 
-
-class StackNotFoundError(GitOpsInfraError):
+class StackNotFoundError(_AboutStack):
     """The named stack does not exist on the backend."""
 
-    def __init__(self, message: str, *, stack: str) -> None:
-        self.stack = stack
-        super().__init__(message)
 
-
-class StackLockedError(GitOpsInfraError):
+class StackLockedError(_AboutStack):
     """Another update is running on the stack and holds its lock."""
-
-    def __init__(self, message: str, *, stack: str) -> None:
-        self.stack = stack
-        super().__init__(message)
 
 
 class CheckpointError(GitOpsInfraError):

@@ -19,8 +19,15 @@ from gitops_infra.components.eks_cluster import (
     NodeGroupArgs,
 )
 from gitops_infra.components.environment import EnvironmentConfig, EnvironmentConfigArgs
-from gitops_infra.components.flux import FluxBootstrap, FluxBootstrapArgs, NotificationArgs
-from gitops_infra.config import StackConfig
+from gitops_infra.components.flux import (
+    FluxBootstrap,
+    FluxBootstrapArgs,
+    InstallOptions,
+    NotificationArgs,
+    SourceSecretOptions,
+    SyncOptions,
+)
+from gitops_infra.config import FluxSpec, StackConfig
 
 __all__ = ["Platform", "build_platform", "platform_name"]
 
@@ -69,7 +76,7 @@ def _cluster_args(config: StackConfig, tags: dict[str, str]) -> EksClusterArgs:
         )
     else:
         existing = cluster.network.existing_vpc
-        assert existing is not None  # NetworkConfig guarantees exactly one
+        assert existing is not None  # NetworkSpec guarantees exactly one
         network = ExistingVpcArgs(
             vpc_id=existing.vpc_id,
             private_subnet_ids=existing.private_subnet_ids,
@@ -106,33 +113,51 @@ def _cluster_args(config: StackConfig, tags: dict[str, str]) -> EksClusterArgs:
     )
 
 
-def _notifications(config: StackConfig) -> NotificationArgs | None:
+def _install_options(flux: FluxSpec) -> InstallOptions:
+    return InstallOptions(
+        version=flux.version,
+        components=flux.components,
+        components_extra=flux.components_extra,
+        network_policy=flux.network_policy,
+        tolerations=[t.model_dump(by_alias=True, exclude_none=True) for t in flux.tolerations],
+        node_selector=flux.node_selector,
+    )
+
+
+def _sync_options(config: StackConfig) -> SyncOptions:
     flux = config.flux
-    if flux.notifications is None:
+    return SyncOptions(
+        url=config.git.ssh_url,
+        path=config.git.sync_path(config.environment.name),
+        branch=config.git.branch,
+        namespace=flux.namespace,
+        git_interval=flux.git_interval,
+        interval=flux.interval,
+        retry_interval=flux.retry_interval,
+        timeout=flux.timeout,
+        health_checks=[check.model_dump(by_alias=True) for check in flux.health_checks],
+    )
+
+
+def _notifications(config: StackConfig) -> NotificationArgs | None:
+    notifications = config.flux.notifications
+    if notifications is None:
         return None
     return NotificationArgs(
-        provider_type=flux.notifications.provider_type,
-        channel=flux.notifications.channel,
-        address=flux.notifications.address,
-        secret_name=flux.notifications.secret_name,
-        event_severity=flux.notifications.event_severity,
+        provider_type=notifications.provider_type,
+        channel=notifications.channel,
+        address=notifications.address,
+        secret_name=notifications.secret_name,
+        event_severity=notifications.event_severity,
         webhook=config.secrets.notification_webhook,
     )
 
 
-def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> Platform:
-    """Build the whole platform for ``config``; ``opts`` apply to every top-level component."""
-    name = platform_name(config)
-    env = config.environment
-    # `environment` and `owner` are on every AWS resource (the policy pack requires them); config
-    # validation guarantees `owner`, and the environment's own name wins over a stray tag.
-    tags = {**config.tags, ENVIRONMENT_TAG: env.name}
-    base = opts or pulumi.ResourceOptions()
-
-    cluster = EksCluster(name, _cluster_args(config, tags), opts=base)
-
+def _deploy_key(
+    config: StackConfig, name: str, opts: pulumi.ResourceOptions
+) -> tuple[github.Provider, DeployKey]:
     github_provider = github.Provider(
-        f"{name}-github", owner=config.git.owner, token=config.secrets.github_token, opts=base
+        f"{name}-github", owner=config.git.owner, token=config.secrets.github_token, opts=opts
     )
     deploy_key = DeployKey(
         f"{name}-fleet",
@@ -143,39 +168,40 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
             title=f"flux-{name}",
             rotation=config.git.deploy_key.rotation,
         ),
-        opts=pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(providers=[github_provider])),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[github_provider])),
     )
+    return github_provider, deploy_key
+
+
+def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> Platform:
+    """Build the whole platform for ``config``; ``opts`` apply to every top-level component."""
+    name = platform_name(config)
+    # `environment` and `owner` are on every AWS resource (the policy pack requires them); config
+    # validation guarantees `owner`, and the environment's own name wins over a stray tag.
+    tags = {**config.tags, ENVIRONMENT_TAG: config.environment.name}
+    base = opts or pulumi.ResourceOptions()
+
+    cluster = EksCluster(name, _cluster_args(config, tags), opts=base)
+    github_provider, deploy_key = _deploy_key(config, name, base)
+    # Everything Kubernetes goes through the cluster's provider, handed down as Pulumi hands providers.
+    on_cluster = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(providers=[cluster.provider]))
     flux = FluxBootstrap(
         f"{name}-flux",
         FluxBootstrapArgs(
-            k8s_provider=cluster.provider,
-            repository_url=config.git.ssh_url,
-            branch=config.git.branch,
-            path=config.git.sync_path(env.name),
-            private_key=deploy_key.private_key,
-            public_key=deploy_key.public_key,
-            known_hosts=deploy_key.known_hosts,
-            namespace=config.flux.namespace,
-            version=config.flux.version,
-            components=config.flux.components,
-            components_extra=config.flux.components_extra,
-            network_policy=config.flux.network_policy,
-            tolerations=[t.model_dump(by_alias=True, exclude_none=True) for t in config.flux.tolerations],
-            node_selector=config.flux.node_selector,
-            git_interval=config.flux.git_interval,
-            interval=config.flux.interval,
-            retry_interval=config.flux.retry_interval,
-            timeout=config.flux.timeout,
-            health_checks=[c.model_dump(by_alias=True) for c in config.flux.health_checks],
-            sops_age_key=config.secrets.sops_age_key if config.flux.sops else None,
+            source=SourceSecretOptions(
+                private_key=deploy_key.private_key,
+                public_key=deploy_key.public_key,
+                known_hosts=deploy_key.known_hosts,
+            ),
+            sync=_sync_options(config),
+            install=_install_options(config.flux),
             notifications=_notifications(config),
+            sops_age_key=config.secrets.sops_age_key if config.flux.sops else None,
         ),
-        opts=base,
+        opts=on_cluster,
     )
     environment = EnvironmentConfig(
-        f"{name}-environment",
-        EnvironmentConfigArgs(environment=env, k8s_provider=cluster.provider),
-        opts=base,
+        f"{name}-environment", EnvironmentConfigArgs(environment=config.environment), opts=on_cluster
     )
     return Platform(
         config=config,

@@ -32,7 +32,8 @@ from ..errors import (
     StackLockedError,
     StackNotFoundError,
 )
-from .stack_target import INSTALL_HINT, EventCallback, StackTarget, safe_url
+from ..redaction import safe_url
+from .stack_target import INSTALL_HINT, EventCallback, StackTarget
 
 __all__ = ["EngineEvents", "map_engine_errors", "run"]
 

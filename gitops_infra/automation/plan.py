@@ -24,7 +24,7 @@ from pulumi.runtime.stack import Stack
 from .._pulumi_compat import drain_event_loop
 from ..config import PROJECT, SECRET_KEYS, load_config
 from ..errors import ConfigError, OperationFailedError, StackNotFoundError
-from .recording import COMPUTED, RecordingMonitor
+from .recording import COMPUTED, Graph, RecordingMonitor
 from .results import SECRET
 from .stack_files import find_settings, read_mapping
 from .stack_name import StackName, parse_stack_name
@@ -33,8 +33,8 @@ from .wire import UNKNOWN
 
 __all__ = ["COMPUTED", "Plan", "PlannedResource", "offline_plan"]
 
-PLACEHOLDER = "[secret placeholder]"
-"""The value a secret the plan cannot read is planned with (it is shown as ``SECRET`` like any other)."""
+PLACEHOLDER = SECRET
+"""The value a secret the plan cannot read is planned with: the marker itself, and kept secret."""
 
 NOTE = (
     "Offline plan: the program ran under mocks, so nothing was created and values only the cloud can "
@@ -197,45 +197,26 @@ async def _exported(root: Stack) -> dict[str, Any]:
     return exported
 
 
-def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
-    """Run the stack program under mocks and return the resources it would create.
-
-    Needs no engine, cloud, credentials or passphrase. An invalid config raises ``ConfigError`` listing
-    every problem before the program runs; a program that fails raises ``OperationFailedError``.
-
-    Example::
-
-        plan = offline_plan("prod")
-        for resource in plan.resources:
-            print(resource.type, resource.name, resource.parent)
-    """
-    parse_stack_name(stack)  # first: an empty name must not reach a file name
-    project = find_project(options.work_dir if options else None)
-    name = checked_stack_name(stack, project)
-    project_name, entrypoint = _program(project)
-    raw = _stack_config(project, name)
+def _planned_config(project: Path, stack: StackName, project_name: str) -> dict[str, Any]:
+    """The stack file's config, checked, with this project's unset secrets as placeholders."""
+    raw = _stack_config(project, stack)
     if project_name == PROJECT:
         # This project's secrets are set with `pulumi config set --secret` and are rarely in the file a
         # pull request sees: plan with placeholders rather than fail for want of a credential.
         missing = {f"{PROJECT}:{key}": {"secure": PLACEHOLDER} for key in SECRET_KEYS}
         raw = {**missing, **raw}
         # Fail with the whole listing before any resource is registered.
-        load_config(raw, stack=stack)
-    config, secret_keys = _engine_config(raw)
+        load_config(raw, stack=str(stack))
+    return raw
 
-    monitor = RecordingMonitor(_EchoMocks())
-    pulumi.runtime.set_mocks(monitor.mocks, project=project_name, stack=stack, preview=True, monitor=monitor)
-    pulumi.runtime.set_all_config(config, secret_keys)
-    # Under mocks the root stack resource outlives a run; start from no exports.
-    root = pulumi.runtime.get_root_resource()
-    assert isinstance(root, Stack), "pulumi.runtime.set_mocks makes the root stack resource"
-    root.outputs.clear()
+
+def _run_program(entrypoint: Path, stack: str, root: Stack) -> dict[str, Any]:
+    """Run the program under the installed mocks (``pulumi.runtime.test``); return what it exported."""
     outputs: dict[str, Any] = {}
+    interrupted: list[KeyboardInterrupt] = []
 
     async def collect() -> None:
         outputs.update(await _exported(root))
-
-    interrupted: list[KeyboardInterrupt] = []
 
     @pulumi.runtime.test  # type: ignore[untyped-decorator]  # pulumi's decorator is unannotated
     def program() -> pulumi.Output[None]:
@@ -264,10 +245,12 @@ def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
         ) from exc
     finally:
         drain_event_loop()
+    return outputs
 
-    graph = monitor.graph
+
+def _planned(graph: Graph) -> tuple[PlannedResource, ...]:
     urns = {r.urn for r in graph}
-    resources = tuple(
+    return tuple(
         PlannedResource(
             type=r.type,
             name=r.name,
@@ -280,10 +263,38 @@ def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
         )
         for r in graph
     )
+
+
+def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
+    """Run the stack program under mocks and return the resources it would create.
+
+    Needs no engine, cloud, credentials or passphrase. An invalid config raises ``ConfigError`` listing
+    every problem before the program runs; a program that fails raises ``OperationFailedError``.
+
+    Example::
+
+        plan = offline_plan("prod")
+        for resource in plan.resources:
+            print(resource.type, resource.name, resource.parent)
+    """
+    parse_stack_name(stack)  # first: an empty name must not reach a file name
+    project = find_project(options.work_dir if options else None)
+    name = checked_stack_name(stack, project)
+    project_name, entrypoint = _program(project)
+    config, secret_keys = _engine_config(_planned_config(project, name, project_name))
+
+    monitor = RecordingMonitor(_EchoMocks())
+    pulumi.runtime.set_mocks(monitor.mocks, project=project_name, stack=stack, preview=True, monitor=monitor)
+    pulumi.runtime.set_all_config(config, secret_keys)
+    # Under mocks the root stack resource outlives a run; start from no exports.
+    root = pulumi.runtime.get_root_resource()
+    assert isinstance(root, Stack), "pulumi.runtime.set_mocks makes the root stack resource"
+    root.outputs.clear()
+    outputs = _run_program(entrypoint, stack, root)
     return Plan(
         stack=stack,
         project=project_name,
-        resources=resources,
+        resources=_planned(monitor.graph),
         outputs=outputs,
         placeholders=tuple(secret_keys),
     )

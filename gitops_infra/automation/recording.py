@@ -56,7 +56,6 @@ class Registered:
     secret_paths: frozenset[str]
     replacement_trigger: Any
     delete_before_replace: bool
-    remote: bool
 
     def input(self, path: str) -> Any:
         """The input at a dotted path (``metadata.name``, ``routes.0.cidrBlock``)."""
@@ -101,12 +100,6 @@ class Graph:
         found = [r for r in self.of_type(type_) if name is None or r.name == name]
         if len(found) != 1:
             raise LookupError(f"expected one {type_} {name or ''}, found {[r.name for r in found]}")
-        return found[0]
-
-    def named(self, name: str) -> Registered:
-        found = [r for r in self.resources if r.name == name]
-        if len(found) != 1:
-            raise LookupError(f"expected one resource named {name}, found {len(found)}")
         return found[0]
 
     def by_urn(self, urn: str) -> Registered:
@@ -169,7 +162,6 @@ class RecordingMonitor(MockMonitor):
             secret_paths=frozenset(secrets),
             replacement_trigger=trigger,
             delete_before_replace=bool(request.deleteBeforeReplace),
-            remote=bool(request.remote),
         )
         with self._lock:
             self.graph.resources.append(registered)

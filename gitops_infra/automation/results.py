@@ -13,6 +13,8 @@ from datetime import datetime
 from enum import Enum, StrEnum
 from typing import Any
 
+from ..redaction import SECRET
+
 __all__ = [
     "SECRET",
     "Deployment",
@@ -27,9 +29,6 @@ __all__ = [
     "changes_of",
     "to_jsonable",
 ]
-
-SECRET = "[secret]"
-"""What a secret value is shown as, everywhere (the same marker Pulumi's own CLI prints)."""
 
 
 def changes_of(summary: Mapping[Any, int]) -> dict[str, int]:

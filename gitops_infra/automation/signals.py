@@ -22,6 +22,8 @@ import psutil
 __all__ = ["Interruption", "cancel_on_signals"]
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
+ENGINE_NAME = "pulumi"
+"""The engine's process name (the CLI binary, as ``pulumi.automation`` runs it)."""
 
 
 @dataclass
@@ -37,8 +39,16 @@ class Interruption:
 
 
 def _engine_processes() -> list[psutil.Process]:
-    # The engine runs as a direct child; its own children (language host, plugins) are Pulumi's to stop.
-    return psutil.Process().children()
+    """The engine: this process's ``pulumi`` children, and nothing else it runs (``git``, say).
+
+    Its own children (language host, plugins) are Pulumi's to stop.
+    """
+    engines = []
+    for child in psutil.Process().children():
+        with contextlib.suppress(psutil.Error):
+            if child.name() == ENGINE_NAME:
+                engines.append(child)
+    return engines
 
 
 @contextmanager

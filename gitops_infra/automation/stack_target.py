@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import sys
-import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from pulumi import automation as auto
 
 from .._pulumi_compat import run_pulumi_cmd
 from ..errors import ConfigError, EngineNotFoundError, StackNameError, WorkspaceError
+from ..redaction import SECRET, masked_values, safe_url
 from .stack_files import PROJECT_FILE, find_settings, read_mapping
 from .stack_name import StackName, parse_stack_name
 
@@ -45,7 +45,6 @@ __all__ = [
     "find_project",
     "project_file",
     "project_name",
-    "safe_url",
 ]
 
 EventCallback = Callable[[auto.EngineEvent], None]
@@ -81,35 +80,9 @@ class StackOptions:
     def __repr__(self) -> str:
         return (
             f"StackOptions(work_dir={self.work_dir!r}, backend_url={safe_url(self.backend_url)!r}, "
-            f"env={_masked(self.env)!r}, on_event={self.on_event!r}, lock_wait={self.lock_wait!r})"
+            f"env={masked_values(self.env)!r}, on_event={self.on_event!r}, lock_wait={self.lock_wait!r})"
         )
 
-
-_MASK = "***"
-
-
-def _masked(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` for a repr: every value masked, since any of them may be a passphrase or a token."""
-    return dict.fromkeys(env, _MASK)
-
-
-def safe_url(url: str | None) -> str | None:
-    """A backend URL for a repr, without the password a URL's user part may carry."""
-    if url is None:
-        return None
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return _MASK
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:{_MASK}@{host}" + (f":{parts.port}" if parts.port else "")
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-
-
-# `pulumi stack output --json` prints this for a secret output unless asked to decrypt it.
-_MASKED_SECRET = "[secret]"
 
 # One PulumiCommand per engine binary, made once per process: making one runs `pulumi version`, a
 # subprocess measured at 0.17 s (median of 10, v3.274.1 here) that would otherwise come with every
@@ -158,7 +131,7 @@ class _LocalWorkspace(auto.LocalWorkspace):
     def stack_outputs(self, stack_name: str) -> auto.OutputMap:
         result = run_pulumi_cmd(self, ["stack", "output", "--json", "--stack", stack_name])
         masked: dict[str, Any] = json.loads(result.stdout)
-        return {key: auto.OutputValue(value=v, secret=v == _MASKED_SECRET) for key, v in masked.items()}
+        return {key: auto.OutputValue(value=v, secret=v == SECRET) for key, v in masked.items()}
 
 
 def current_directory() -> Path:
@@ -293,7 +266,7 @@ class StackTarget:
     def __repr__(self) -> str:
         return (
             f"StackTarget(stack={self.stack!r}, project={str(self.project)!r}, engine={str(self.engine)!r}, "
-            f"backend_url={safe_url(self.backend_url)!r}, env={_masked(self.env)!r}, "
+            f"backend_url={safe_url(self.backend_url)!r}, env={masked_values(self.env)!r}, "
             f"lock_wait={self.lock_wait!r})"
         )
 

@@ -32,7 +32,10 @@ from gitops_infra.components.flux import (
     FluxBootstrap,
     FluxBootstrapArgs,
     FluxComponent,
+    InstallOptions,
     NotificationArgs,
+    SourceSecretOptions,
+    SyncOptions,
 )
 
 __all__ = [
@@ -53,12 +56,15 @@ __all__ = [
     "FluxBootstrap",
     "FluxBootstrapArgs",
     "FluxComponent",
+    "InstallOptions",
     "KeyAlgorithm",
     "LogType",
     "NatGateways",
     "NewVpcArgs",
     "NodeGroupArgs",
     "NotificationArgs",
+    "SourceSecretOptions",
+    "SyncOptions",
     "TaintEffect",
     "environment_data",
     "parse_environment",

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -269,30 +270,47 @@ def _build_vpc(
     zones = list(args.availability_zones)
     public: list[aws.ec2.Subnet] = []
     private: list[aws.ec2.Subnet] = []
-    for zone, (public_cidr, private_cidr) in zip(zones, subnet_cidrs(args.cidr, len(zones)), strict=True):
-        subnet = aws.ec2.Subnet(
-            f"{name}-public-{zone}",
+
+    def subnet(role: str, zone: str, cidr: str, load_balancer_tag: str) -> aws.ec2.Subnet:
+        # The kubernetes.io/role tags tell the AWS load balancer controller which subnets to use.
+        tags = tagged(f"{role}-{zone}", **{load_balancer_tag: "1"})
+        return aws.ec2.Subnet(
+            f"{name}-{role}-{zone}",
             vpc_id=vpc.id,
-            cidr_block=public_cidr,
+            cidr_block=cidr,
             availability_zone=zone,
-            tags=tagged(f"public-{zone}", **{"kubernetes.io/role/elb": "1"}),
+            tags=tags,
             opts=opts,
         )
-        aws.ec2.RouteTableAssociation(
-            f"{name}-public-{zone}", subnet_id=subnet.id, route_table_id=public_routes.id, opts=opts
-        )
-        public.append(subnet)
-        private.append(
-            aws.ec2.Subnet(
-                f"{name}-private-{zone}",
-                vpc_id=vpc.id,
-                cidr_block=private_cidr,
-                availability_zone=zone,
-                tags=tagged(f"private-{zone}", **{"kubernetes.io/role/internal-elb": "1"}),
-                opts=opts,
-            )
-        )
 
+    for zone, (public_cidr, private_cidr) in zip(zones, subnet_cidrs(args.cidr, len(zones)), strict=True):
+        public.append(subnet("public", zone, public_cidr, "kubernetes.io/role/elb"))
+        aws.ec2.RouteTableAssociation(
+            f"{name}-public-{zone}", subnet_id=public[-1].id, route_table_id=public_routes.id, opts=opts
+        )
+        private.append(subnet("private", zone, private_cidr, "kubernetes.io/role/internal-elb"))
+
+    _build_private_routes(name, args, vpc, igw, public, private, tagged, parent)
+    return _Network(
+        vpc_id=vpc.id,
+        public_subnet_ids=[subnet.id for subnet in public],
+        private_subnet_ids=[subnet.id for subnet in private],
+    )
+
+
+def _build_private_routes(
+    name: str,
+    args: NewVpcArgs,
+    vpc: aws.ec2.Vpc,
+    igw: aws.ec2.InternetGateway,
+    public: list[aws.ec2.Subnet],
+    private: list[aws.ec2.Subnet],
+    tagged: Callable[[str], dict[str, pulumi.Input[str]]],
+    parent: pulumi.Resource,
+) -> None:
+    """NAT gateways in the public subnets (one, or one per zone), and each private subnet's route to one."""
+    opts = pulumi.ResourceOptions(parent=parent)
+    zones = list(args.availability_zones)
     nat_zones = zones[:1] if args.nat_gateways is NatGateways.SINGLE else zones
     nats: list[aws.ec2.NatGateway] = []
     for index, zone in enumerate(nat_zones):
@@ -318,11 +336,6 @@ def _build_vpc(
         aws.ec2.RouteTableAssociation(
             f"{name}-private-{zone}", subnet_id=subnet.id, route_table_id=table.id, opts=opts
         )
-    return _Network(
-        vpc_id=vpc.id,
-        public_subnet_ids=[subnet.id for subnet in public],
-        private_subnet_ids=[subnet.id for subnet in private],
-    )
 
 
 @dataclass(frozen=True)
@@ -412,6 +425,130 @@ def _name_problems(name: str, args: EksClusterArgs) -> list[str]:
     ]
 
 
+def _build_kms_key(name: str, tags: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource) -> aws.kms.Key:
+    """The cluster's own KMS key for Kubernetes secrets encryption."""
+    return aws.kms.Key(
+        f"{name}-secrets",
+        description=f"EKS secrets encryption for {name}",
+        enable_key_rotation=True,
+        deletion_window_in_days=KMS_DELETION_WINDOW_DAYS,
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def _build_cluster(
+    name: str,
+    args: EksClusterArgs,
+    network: _Network,
+    kms_key: aws.kms.Key,
+    tags: Mapping[str, pulumi.Input[str]],
+    parent: pulumi.Resource,
+) -> eks.Cluster:
+    """The ``pulumi_eks.Cluster``: API access entries, OIDC, logs, KMS, the endpoint, no default nodes."""
+    private_only = args.endpoint_access is EndpointAccess.PRIVATE
+    return eks.Cluster(
+        f"{name}-cluster",
+        name=args.cluster_name if args.cluster_name is not None else name,
+        version=args.kubernetes_version,
+        authentication_mode=eks.AuthenticationMode.API,
+        access_entries=_access_entries(args.admin_principal_arns, _deploying_principal(parent)),
+        create_oidc_provider=True,
+        skip_default_node_group=True,
+        enabled_cluster_log_types=[str(log) for log in args.log_types],
+        encryption_config_key_arn=kms_key.arn,
+        vpc_id=network.vpc_id,
+        public_subnet_ids=list(network.public_subnet_ids) or None,
+        private_subnet_ids=list(network.private_subnet_ids),
+        node_associate_public_ip_address=False,
+        endpoint_private_access=True,
+        endpoint_public_access=not private_only,
+        public_access_cidrs=None if private_only or not args.allowed_cidrs else list(args.allowed_cidrs),
+        vpc_cni_options=_vpc_cni_options(args.network_policy),
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def _build_endpoint_rules(
+    name: str, args: EksClusterArgs, cluster: eks.Cluster, parent: pulumi.Resource
+) -> list[aws.ec2.SecurityGroupRule]:
+    """With no public endpoint, the allow-listed networks reach the private one through the VPC, on 443."""
+    if args.endpoint_access is not EndpointAccess.PRIVATE:
+        return []
+    return [
+        aws.ec2.SecurityGroupRule(
+            f"{name}-endpoint-{index}",
+            type="ingress",
+            protocol="tcp",
+            from_port=API_PORT,
+            to_port=API_PORT,
+            cidr_blocks=[cidr],
+            security_group_id=cluster.cluster_security_group_id,
+            description=f"Kubernetes API from {cidr}",
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        for index, cidr in enumerate(args.allowed_cidrs)
+    ]
+
+
+def _build_node_groups(
+    name: str,
+    args: EksClusterArgs,
+    cluster: eks.Cluster,
+    network: _Network,
+    node_role: _NodeRole,
+    tags: Mapping[str, pulumi.Input[str]],
+    parent: pulumi.Resource,
+) -> dict[str, eks.ManagedNodeGroup]:
+    """One managed node group per configured group, in the private subnets, after the role's policies."""
+    return {
+        group.name: eks.ManagedNodeGroup(
+            f"{name}-{group.name}",
+            cluster=cluster,
+            node_role_arn=node_role.role.arn,
+            subnet_ids=list(network.private_subnet_ids),
+            instance_types=list(group.instance_types),
+            capacity_type=str(group.capacity_type),
+            ami_type=group.ami_type,
+            disk_size=group.disk_size,
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=group.min_size, max_size=group.max_size, desired_size=group.desired_size
+            ),
+            ignore_scaling_changes=group.scaling_managed_externally,
+            labels=dict(group.labels),
+            taints=[
+                aws.eks.NodeGroupTaintArgs(key=key, value=value, effect=str(effect))
+                for key, value, effect in group.taints
+            ],
+            tags=dict(tags),
+            # Nodes join only with the role's policies attached, and must leave before they go.
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(node_role.attachments)),
+        )
+        for group in args.node_groups
+    }
+
+
+def _build_provider(
+    name: str,
+    cluster: eks.Cluster,
+    profile: pulumi.Input[str] | None,
+    depends_on: list[pulumi.Resource],
+    parent: pulumi.Resource,
+) -> k8s.Provider:
+    """The Kubernetes provider for the cluster, secret kubeconfig and all.
+
+    The exported kubeconfig stays profile-less, as pulumi-eks's is: a profile names this runner's
+    credentials, not a reader's. The provider deploys from this runner, so it keeps the profile.
+    """
+    # Any: mypy infers Output.secret's type variable as Never for an Output[str] (pulumi's annotations).
+    kubeconfig: Any = (
+        cluster.kubeconfig_json if profile is None else cluster.get_kubeconfig(profile_name=profile)
+    )
+    opts = pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
+    return k8s.Provider(f"{name}-k8s", kubeconfig=pulumi.Output.secret(kubeconfig), opts=opts)
+
+
 class EksCluster(pulumi.ComponentResource):
     """An EKS cluster ready for Flux: see the module docstring."""
 
@@ -430,94 +567,23 @@ class EksCluster(pulumi.ComponentResource):
         if problems:
             raise ConfigError(problems)
         super().__init__(TYPE_TOKEN, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         tags = dict(args.tags)
-
-        if isinstance(args.network, NewVpcArgs):
-            network = _build_vpc(name, args.network, tags, self)
-        else:
-            network = _Network(
+        network = (
+            _build_vpc(name, args.network, tags, self)
+            if isinstance(args.network, NewVpcArgs)
+            else _Network(
                 vpc_id=args.network.vpc_id,
                 public_subnet_ids=list(args.network.public_subnet_ids),
                 private_subnet_ids=list(args.network.private_subnet_ids),
             )
-
-        self.kms_key = aws.kms.Key(
-            f"{name}-secrets",
-            description=f"EKS secrets encryption for {name}",
-            enable_key_rotation=True,
-            deletion_window_in_days=KMS_DELETION_WINDOW_DAYS,
-            tags=tags,
-            opts=child,
         )
+        self.kms_key = _build_kms_key(name, tags, self)
+        self.cluster = _build_cluster(name, args, network, self.kms_key, tags, self)
+        endpoint_rules = _build_endpoint_rules(name, args, self.cluster, self)
         node_role = _build_node_role(name, tags, self)
+        self.node_groups = _build_node_groups(name, args, self.cluster, network, node_role, tags, self)
 
-        private_only = args.endpoint_access is EndpointAccess.PRIVATE
         cluster_name = args.cluster_name if args.cluster_name is not None else name
-        self.cluster = eks.Cluster(
-            f"{name}-cluster",
-            name=cluster_name,
-            version=args.kubernetes_version,
-            authentication_mode=eks.AuthenticationMode.API,
-            access_entries=_access_entries(args.admin_principal_arns, _deploying_principal(self)),
-            create_oidc_provider=True,
-            skip_default_node_group=True,
-            enabled_cluster_log_types=[str(log) for log in args.log_types],
-            encryption_config_key_arn=self.kms_key.arn,
-            vpc_id=network.vpc_id,
-            public_subnet_ids=list(network.public_subnet_ids) or None,
-            private_subnet_ids=list(network.private_subnet_ids),
-            node_associate_public_ip_address=False,
-            endpoint_private_access=True,
-            endpoint_public_access=not private_only,
-            public_access_cidrs=None if private_only or not args.allowed_cidrs else list(args.allowed_cidrs),
-            vpc_cni_options=_vpc_cni_options(args.network_policy),
-            tags=tags,
-            opts=child,
-        )
-        endpoint_rules: list[aws.ec2.SecurityGroupRule] = []
-        if private_only:
-            # With no public endpoint, the allow-listed networks reach the private one through the VPC.
-            for index, cidr in enumerate(args.allowed_cidrs):
-                rule = aws.ec2.SecurityGroupRule(
-                    f"{name}-endpoint-{index}",
-                    type="ingress",
-                    protocol="tcp",
-                    from_port=API_PORT,
-                    to_port=API_PORT,
-                    cidr_blocks=[cidr],
-                    security_group_id=self.cluster.cluster_security_group_id,
-                    description=f"Kubernetes API from {cidr}",
-                    opts=child,
-                )
-                endpoint_rules.append(rule)
-
-        self.node_groups = {
-            group.name: eks.ManagedNodeGroup(
-                f"{name}-{group.name}",
-                cluster=self.cluster,
-                node_role_arn=node_role.role.arn,
-                subnet_ids=list(network.private_subnet_ids),
-                instance_types=list(group.instance_types),
-                capacity_type=str(group.capacity_type),
-                ami_type=group.ami_type,
-                disk_size=group.disk_size,
-                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    min_size=group.min_size, max_size=group.max_size, desired_size=group.desired_size
-                ),
-                ignore_scaling_changes=group.scaling_managed_externally,
-                labels=dict(group.labels),
-                taints=[
-                    aws.eks.NodeGroupTaintArgs(key=key, value=value, effect=str(effect))
-                    for key, value, effect in group.taints
-                ],
-                tags=tags,
-                # Nodes join only with the role's policies attached, and must leave before they go.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(node_role.attachments)),
-            )
-            for group in args.node_groups
-        }
-
         self.cluster_name = pulumi.Output.all(self.cluster.urn, cluster_name).apply(
             lambda values: str(values[1])
         )
@@ -525,22 +591,10 @@ class EksCluster(pulumi.ComponentResource):
         self.oidc_provider_arn = self.cluster.oidc_provider_arn
         self.oidc_provider_url = self.cluster.oidc_provider_url
         self.vpc_id = pulumi.Output.from_input(network.vpc_id)
-        # The exported kubeconfig stays profile-less, as pulumi-eks's is: a profile names this runner's
-        # credentials, not a reader's. The provider deploys from this runner, so it keeps the profile.
-        provider_kubeconfig = self.kubeconfig
-        if args.kubeconfig_profile is not None:
-            with_profile: pulumi.Output[str] = self.cluster.get_kubeconfig(
-                profile_name=args.kubeconfig_profile
-            )
-            provider_kubeconfig = pulumi.Output.secret(with_profile)
         # Workloads need nodes, and a private endpoint is reached only once its rules exist: anything
         # deployed through this provider waits for both.
-        self.provider = k8s.Provider(
-            f"{name}-k8s",
-            kubeconfig=provider_kubeconfig,
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[*self.node_groups.values(), *endpoint_rules]
-            ),
+        self.provider = _build_provider(
+            name, self.cluster, args.kubeconfig_profile, [*self.node_groups.values(), *endpoint_rules], self
         )
         self.register_outputs(
             {

@@ -81,15 +81,13 @@ _FLAG_KEYS = frozenset(
 
 @dataclass(frozen=True)
 class EnvironmentConfigArgs:
-    """Inputs of ``EnvironmentConfig``."""
+    """Inputs of ``EnvironmentConfig``. The Kubernetes provider comes through ``opts``."""
 
     environment: Environment
-    k8s_provider: k8s.Provider
 
     def __post_init__(self) -> None:
         problems = Problems("EnvironmentConfigArgs")
         problems.check(isinstance(self.environment, Environment), "environment", "must be an Environment")
-        problems.check(isinstance(self.k8s_provider, k8s.Provider), "k8s_provider", "must be a k8s.Provider")
         problems.raise_if_any()
 
 
@@ -105,19 +103,18 @@ class EnvironmentConfig(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         env = args.environment
-        child = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider)
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=env.service_namespace, labels={"gitops-infra/environment": env.name}
             ),
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self),
         )
         self.config_map = k8s.core.v1.ConfigMap(
             f"{name}-configmap",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=ENVIRONMENT_CONFIGMAP, namespace=env.service_namespace),
             data=environment_data(env),
-            opts=pulumi.ResourceOptions(parent=self, provider=args.k8s_provider, depends_on=[self.namespace]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.namespace]),
         )
         self.environment = pulumi.Output.all(self.config_map.urn, environment_data(env)).apply(
             lambda values: dict(values[1])

@@ -20,12 +20,17 @@ clear their finalizers, then the controllers, then the namespace. The Kustomizat
 ``deletionPolicy: WaitForTermination`` makes kustomize-controller hold its finalizer until what it
 applied is gone, so the controllers (and their CRDs) are never uninstalled under Flux objects that still
 carry ``finalizers.fluxcd.io``.
+
+``FluxBootstrapArgs`` takes the three option groups whole, as Flux's ``bootstrap.Run`` takes
+``install.Options``, ``sourcesecret.Options`` and ``sync.Options``; each group checks its own fields
+when it is made. Flux lives in the sync's namespace. The Kubernetes provider comes through ``opts``
+(``providers=[k8s_provider]``), as for any Pulumi component, and every child inherits it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -75,12 +80,14 @@ __all__ = [
     "SyncOptions",
     "build_install",
     "build_notifications",
+    "build_sops_secret",
     "build_source_secret",
     "build_sync",
     "git_repository_manifest",
     "image_automation_enabled",
     "install_values",
     "kustomization_manifest",
+    "notification_manifests",
     "source_secret_data",
 ]
 
@@ -169,7 +176,6 @@ class InstallOptions:
     ``flux check --pre`` Job, so Flux can be pinned to a tainted system node group.
     """
 
-    namespace: str = FLUX_NAMESPACE
     version: str = FLUX_CHART_VERSION
     components: Sequence[FluxComponent] = DEFAULT_COMPONENTS
     components_extra: Sequence[FluxComponent] = ()
@@ -177,10 +183,29 @@ class InstallOptions:
     tolerations: Sequence[Mapping[str, str]] = ()
     node_selector: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def installed(self) -> tuple[FluxComponent, ...]:
+        """Every controller that runs."""
+        return (*self.components, *self.components_extra)
+
+    def __post_init__(self) -> None:
+        problems = Problems("InstallOptions")
+        installed = self.installed
+        for component in installed:
+            problems.check(component in _CHART_KEYS, "components", f"unknown component {component!r}")
+        for required in REQUIRED_COMPONENTS:
+            problems.check(required in installed, "components", f"must include {required.value}")
+        problems.check(len(set(installed)) == len(installed), "components_extra", "repeats a component")
+        for index, toleration in enumerate(self.tolerations):
+            fields = (toleration.get(key) for key in ("key", "operator", "value", "effect"))
+            for key, message in checks.toleration_problems(*fields):
+                problems.add(f"tolerations[{index}].{key}", message)
+        problems.raise_if_any()
+
 
 def install_values(options: InstallOptions) -> dict[str, Any]:
     """The ``flux2`` chart values for ``options``: every controller is set on or off explicitly."""
-    selected = {*options.components, *options.components_extra}
+    selected = set(options.installed)
     placement: dict[str, Any] = {}
     if options.tolerations:
         placement["tolerations"] = [dict(toleration) for toleration in options.tolerations]
@@ -199,11 +224,7 @@ def install_values(options: InstallOptions) -> dict[str, Any]:
 
 
 def build_install(
-    name: str,
-    options: InstallOptions,
-    namespace: k8s.core.v1.Namespace,
-    provider: k8s.Provider,
-    parent: pulumi.Resource,
+    name: str, options: InstallOptions, namespace: k8s.core.v1.Namespace, parent: pulumi.Resource
 ) -> k8s.helm.v3.Release:
     """The controllers, as a Helm release of the pinned chart."""
     return k8s.helm.v3.Release(
@@ -217,7 +238,7 @@ def build_install(
         values=install_values(options),
         cleanup_on_fail=True,
         timeout=RELEASE_TIMEOUT_SECONDS,
-        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[namespace]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace]),
     )
 
 
@@ -226,13 +247,19 @@ def build_install(
 
 @dataclass(frozen=True)
 class SourceSecretOptions:
-    """The git-auth Secret: an SSH identity and the host keys to trust."""
+    """The git-auth Secret: an SSH identity and the host keys to trust. The private key is kept secret."""
 
     private_key: pulumi.Input[str]
     public_key: pulumi.Input[str]
     known_hosts: pulumi.Input[str] = GITHUB_KNOWN_HOSTS
-    namespace: str = FLUX_NAMESPACE
     name: str = FLUX_SECRET_NAME
+
+    def __post_init__(self) -> None:
+        problems = Problems("SourceSecretOptions")
+        problem = checks.dns_label_problem(self.name)
+        if problem is not None:
+            problems.add("name", problem)
+        problems.raise_if_any()
 
 
 def source_secret_data(options: SourceSecretOptions) -> dict[str, pulumi.Input[str]]:
@@ -244,21 +271,35 @@ def source_secret_data(options: SourceSecretOptions) -> dict[str, pulumi.Input[s
     }
 
 
-def build_source_secret(
-    name: str,
-    options: SourceSecretOptions,
+def _secret(
+    resource_name: str,
+    secret_name: str,
+    data: Mapping[str, pulumi.Input[str]],
     namespace: k8s.core.v1.Namespace,
-    provider: k8s.Provider,
     parent: pulumi.Resource,
 ) -> k8s.core.v1.Secret:
-    """The git-auth Secret in the Flux namespace."""
     return k8s.core.v1.Secret(
-        f"{name}-git-auth",
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=options.name, namespace=namespace.metadata.name),
+        resource_name,
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=secret_name, namespace=namespace.metadata.name),
         type="Opaque",
-        string_data=source_secret_data(options),
-        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[namespace]),
+        string_data=dict(data),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace]),
     )
+
+
+def build_source_secret(
+    name: str, options: SourceSecretOptions, namespace: k8s.core.v1.Namespace, parent: pulumi.Resource
+) -> k8s.core.v1.Secret:
+    """The git-auth Secret in the Flux namespace."""
+    return _secret(f"{name}-git-auth", options.name, source_secret_data(options), namespace, parent)
+
+
+def build_sops_secret(
+    name: str, age_key: pulumi.Input[str], namespace: k8s.core.v1.Namespace, parent: pulumi.Resource
+) -> k8s.core.v1.Secret:
+    """The age key kustomize-controller decrypts SOPS files with (``sops-age``, key ``age.agekey``)."""
+    data = {SOPS_AGE_KEY: pulumi.Output.secret(age_key)}
+    return _secret(f"{name}-sops-age", SOPS_SECRET_NAME, data, namespace, parent)
 
 
 # -- 3. sync -------------------------------------------------------------------------------------------
@@ -266,7 +307,7 @@ def build_source_secret(
 
 @dataclass(frozen=True)
 class SyncOptions:
-    """The GitRepository and Kustomization that sync ``path`` of ``url`` at ``branch``."""
+    """The GitRepository and Kustomization that sync ``path`` of ``url`` at ``branch``, in ``namespace``."""
 
     url: pulumi.Input[str]
     path: str
@@ -280,6 +321,27 @@ class SyncOptions:
     timeout: str = DEFAULT_TIMEOUT
     decryption_secret: str | None = None
     health_checks: Sequence[Mapping[str, str]] = ()
+
+    def __post_init__(self) -> None:
+        problems = Problems("SyncOptions")
+        if is_known(self.url):
+            problems.check(str(self.url).startswith("ssh://"), "url", "must be an ssh:// URL")
+        for field_name, check in _SYNC_CHECKS.items():
+            problem = check(getattr(self, field_name))
+            if problem is not None:
+                problems.add(field_name, problem)
+        problems.raise_if_any()
+
+
+# The plain-valued fields of SyncOptions, and the one check each shares with the stack config.
+_SYNC_CHECKS = {
+    "path": checks.relative_path_problem,
+    "namespace": checks.dns_label_problem,
+    "git_interval": checks.go_duration_problem,
+    "interval": checks.go_duration_problem,
+    "retry_interval": checks.go_duration_problem,
+    "timeout": checks.go_duration_problem,
+}
 
 
 def git_repository_manifest(options: SyncOptions) -> dict[str, Any]:
@@ -346,19 +408,18 @@ def build_sync(
     options: SyncOptions,
     controllers: k8s.helm.v3.Release,
     secrets: Sequence[k8s.core.v1.Secret],
-    provider: k8s.Provider,
     parent: pulumi.Resource,
 ) -> SyncObjects:
     """The GitRepository and Kustomization, after the controllers (their CRDs) and the Secrets they use."""
     git_repository = _custom_resource(
         f"{name}-git-repository",
         git_repository_manifest(options),
-        pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[controllers, *secrets]),
+        pulumi.ResourceOptions(parent=parent, depends_on=[controllers, *secrets]),
     )
     kustomization = _custom_resource(
         f"{name}-kustomization",
         kustomization_manifest(options),
-        pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[controllers, git_repository]),
+        pulumi.ResourceOptions(parent=parent, depends_on=[controllers, git_repository]),
     )
     return SyncObjects(git_repository=git_repository, kustomization=kustomization)
 
@@ -382,6 +443,13 @@ class NotificationArgs:
     event_severity: str = "error"
     webhook: pulumi.Input[str] | None = None
 
+    @property
+    def secret_ref(self) -> str | None:
+        """The Secret the Provider reads: the webhook's, or one made elsewhere, or none."""
+        if self.webhook is not None:
+            return self.secret_name or NOTIFICATION_WEBHOOK_SECRET_NAME
+        return self.secret_name
+
 
 @dataclass(frozen=True)
 class Notifications:
@@ -392,65 +460,56 @@ class Notifications:
     alert: k8s.apiextensions.CustomResource
 
 
-def build_notifications(
-    name: str,
-    args: NotificationArgs,
-    namespace: k8s.core.v1.Namespace,
-    controllers: k8s.helm.v3.Release,
-    provider: k8s.Provider,
-    parent: pulumi.Resource,
-) -> Notifications:
-    """The webhook Secret, the notification ``Provider`` and the ``Alert`` that uses it."""
-    namespace_name = namespace.metadata.name
-    secret = None
-    secret_name = args.secret_name
-    if args.webhook is not None:
-        secret_name = secret_name or NOTIFICATION_WEBHOOK_SECRET_NAME
-        secret = k8s.core.v1.Secret(
-            f"{name}-notification-webhook",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=secret_name, namespace=namespace_name),
-            type="Opaque",
-            string_data={NOTIFICATION_ADDRESS_KEY: pulumi.Output.secret(args.webhook)},
-            opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[namespace]),
-        )
+def notification_manifests(
+    args: NotificationArgs, namespace: pulumi.Input[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The notification ``Provider`` and the ``Alert`` on the sync objects' events."""
     provider_spec: dict[str, Any] = {"type": args.provider_type}
     if args.channel is not None:
         provider_spec["channel"] = args.channel
     if args.address is not None:
         provider_spec["address"] = args.address
-    if secret_name is not None:
-        provider_spec["secretRef"] = {"name": secret_name}
-    metadata = {"name": FLUX_SYNC_NAME, "namespace": namespace_name}
+    if args.secret_ref is not None:
+        provider_spec["secretRef"] = {"name": args.secret_ref}
+    metadata = {"name": FLUX_SYNC_NAME, "namespace": namespace}
+    provider = {"apiVersion": NOTIFICATION_API_VERSION, "kind": "Provider", "metadata": metadata}
+    alert = {"apiVersion": NOTIFICATION_API_VERSION, "kind": "Alert", "metadata": metadata}
+    return {**provider, "spec": provider_spec}, {
+        **alert,
+        "spec": {
+            "providerRef": {"name": FLUX_SYNC_NAME},
+            "eventSeverity": args.event_severity,
+            "eventSources": [
+                {"kind": "GitRepository", "name": "*"},
+                {"kind": "Kustomization", "name": "*"},
+            ],
+        },
+    }
+
+
+def build_notifications(
+    name: str,
+    args: NotificationArgs,
+    namespace: k8s.core.v1.Namespace,
+    controllers: k8s.helm.v3.Release,
+    parent: pulumi.Resource,
+) -> Notifications:
+    """The webhook Secret, the notification ``Provider`` and the ``Alert`` that uses it."""
+    secret = None
+    if args.webhook is not None and args.secret_ref is not None:
+        data = {NOTIFICATION_ADDRESS_KEY: pulumi.Output.secret(args.webhook)}
+        secret = _secret(f"{name}-notification-webhook", args.secret_ref, data, namespace, parent)
+    provider_manifest, alert_manifest = notification_manifests(args, namespace.metadata.name)
+    depends_on: list[pulumi.Resource] = [controllers, *([secret] if secret is not None else [])]
     notifier = _custom_resource(
         f"{name}-notification-provider",
-        {
-            "apiVersion": NOTIFICATION_API_VERSION,
-            "kind": "Provider",
-            "metadata": metadata,
-            "spec": provider_spec,
-        },
-        pulumi.ResourceOptions(
-            parent=parent,
-            provider=provider,
-            depends_on=[controllers, *([secret] if secret is not None else [])],
-        ),
+        provider_manifest,
+        pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
     )
     alert = _custom_resource(
         f"{name}-alert",
-        {
-            "apiVersion": NOTIFICATION_API_VERSION,
-            "kind": "Alert",
-            "metadata": metadata,
-            "spec": {
-                "providerRef": {"name": FLUX_SYNC_NAME},
-                "eventSeverity": args.event_severity,
-                "eventSources": [
-                    {"kind": "GitRepository", "name": "*"},
-                    {"kind": "Kustomization", "name": "*"},
-                ],
-            },
-        },
-        pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[controllers, notifier]),
+        alert_manifest,
+        pulumi.ResourceOptions(parent=parent, depends_on=[controllers, notifier]),
     )
     return Notifications(secret=secret, provider=notifier, alert=alert)
 
@@ -458,71 +517,35 @@ def build_notifications(
 # -- the component -------------------------------------------------------------------------------------
 
 
-# The plain-valued fields of FluxBootstrapArgs, and the one check each shares with the config.
-_ARGS_CHECKS = {
-    "path": checks.relative_path_problem,
-    "namespace": checks.dns_label_problem,
-    "git_interval": checks.go_duration_problem,
-    "interval": checks.go_duration_problem,
-    "retry_interval": checks.go_duration_problem,
-    "timeout": checks.go_duration_problem,
-}
-
-
 @dataclass(frozen=True)
 class FluxBootstrapArgs:
-    """Inputs of ``FluxBootstrap``. ``private_key`` is kept secret whatever is passed in."""
+    """Inputs of ``FluxBootstrap``: the three option groups whole, and what spans them.
 
-    k8s_provider: k8s.Provider
-    repository_url: pulumi.Input[str]
-    path: str
-    private_key: pulumi.Input[str]
-    public_key: pulumi.Input[str]
-    known_hosts: pulumi.Input[str] = GITHUB_KNOWN_HOSTS
-    branch: str = DEFAULT_BRANCH
-    namespace: str = FLUX_NAMESPACE
-    version: str = FLUX_CHART_VERSION
-    components: Sequence[FluxComponent] = DEFAULT_COMPONENTS
-    components_extra: Sequence[FluxComponent] = ()
-    network_policy: bool = True
-    tolerations: Sequence[Mapping[str, str]] = ()
-    node_selector: Mapping[str, str] = field(default_factory=dict)
-    git_interval: str = DEFAULT_GIT_INTERVAL
-    interval: str = DEFAULT_INTERVAL
-    retry_interval: str = DEFAULT_RETRY_INTERVAL
-    timeout: str = DEFAULT_TIMEOUT
-    health_checks: Sequence[Mapping[str, str]] = ()
-    sops_age_key: pulumi.Input[str] | None = None
+    ``source`` and ``sync`` have no defaults (a key and a repository are needed); ``install`` defaults
+    to the pinned chart's default controllers. ``sops_age_key`` (kept secret) turns on SOPS decryption.
+    """
+
+    source: SourceSecretOptions
+    sync: SyncOptions
+    install: InstallOptions = field(default_factory=InstallOptions)
     notifications: NotificationArgs | None = None
+    sops_age_key: pulumi.Input[str] | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra labels on the Flux namespace."""
 
     def __post_init__(self) -> None:
         problems = Problems("FluxBootstrapArgs")
-        problems.check(isinstance(self.k8s_provider, k8s.Provider), "k8s_provider", "must be a k8s.Provider")
-        installed = [*self.components, *self.components_extra]
-        for component in installed:
-            problems.check(component in _CHART_KEYS, "components", f"unknown component {component!r}")
-        for required in REQUIRED_COMPONENTS:
-            problems.check(required in installed, "components", f"must include {required.value}")
-        problems.check(len(set(installed)) == len(installed), "components_extra", "repeats a component")
-        if is_known(self.repository_url):
+        for group, kind in (
+            ("source", SourceSecretOptions),
+            ("sync", SyncOptions),
+            ("install", InstallOptions),
+        ):
+            problems.check(isinstance(getattr(self, group), kind), group, f"must be a {kind.__name__}")
+        if self.notifications is not None and isinstance(self.install, InstallOptions):
             problems.check(
-                str(self.repository_url).startswith("ssh://"), "repository_url", "must be an ssh:// URL"
-            )
-        for field_name in ("path", "namespace", "git_interval", "interval", "retry_interval", "timeout"):
-            check = _ARGS_CHECKS[field_name]
-            problem = check(getattr(self, field_name))
-            if problem is not None:
-                problems.add(field_name, problem)
-        for index, toleration in enumerate(self.tolerations):
-            fields = (toleration.get(key) for key in ("key", "operator", "value", "effect"))
-            for key, message in checks.toleration_problems(*fields):
-                problems.add(f"tolerations[{index}].{key}", message)
-        if self.notifications is not None:
-            problems.check(
-                FluxComponent.NOTIFICATION_CONTROLLER in installed,
+                FluxComponent.NOTIFICATION_CONTROLLER in self.install.installed,
                 "notifications",
-                "needs notification-controller in components",
+                "needs notification-controller in install.components",
             )
         problems.raise_if_any()
 
@@ -543,86 +566,36 @@ class FluxBootstrap(pulumi.ComponentResource):
         self, name: str, args: FluxBootstrapArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
-        provider = args.k8s_provider
         self.namespace_resource = k8s.core.v1.Namespace(
             f"{name}-namespace",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=args.namespace, labels={"app.kubernetes.io/part-of": "flux", **args.labels}
+                name=args.sync.namespace, labels={"app.kubernetes.io/part-of": "flux", **args.labels}
             ),
-            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+            opts=pulumi.ResourceOptions(parent=self),
         )
-        self.controllers = build_install(
-            name,
-            InstallOptions(
-                namespace=args.namespace,
-                version=args.version,
-                components=args.components,
-                components_extra=args.components_extra,
-                network_policy=args.network_policy,
-                tolerations=args.tolerations,
-                node_selector=args.node_selector,
-            ),
-            self.namespace_resource,
-            provider,
-            self,
+        self.controllers = build_install(name, args.install, self.namespace_resource, self)
+        self.source_secret = build_source_secret(name, args.source, self.namespace_resource, self)
+        self.sops_secret = (
+            build_sops_secret(name, args.sops_age_key, self.namespace_resource, self)
+            if args.sops_age_key is not None
+            else None
         )
-        self.source_secret = build_source_secret(
-            name,
-            SourceSecretOptions(
-                private_key=args.private_key,
-                public_key=args.public_key,
-                known_hosts=args.known_hosts,
-                namespace=args.namespace,
-            ),
-            self.namespace_resource,
-            provider,
-            self,
-        )
-        secrets = [self.source_secret]
-        self.sops_secret = None
-        if args.sops_age_key is not None:
-            self.sops_secret = k8s.core.v1.Secret(
-                f"{name}-sops-age",
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=SOPS_SECRET_NAME, namespace=args.namespace),
-                type="Opaque",
-                string_data={SOPS_AGE_KEY: pulumi.Output.secret(args.sops_age_key)},
-                opts=pulumi.ResourceOptions(
-                    parent=self, provider=provider, depends_on=[self.namespace_resource]
-                ),
-            )
-            secrets.append(self.sops_secret)
-        self.sync = build_sync(
-            name,
-            SyncOptions(
-                url=args.repository_url,
-                path=args.path,
-                branch=args.branch,
-                namespace=args.namespace,
-                git_interval=args.git_interval,
-                interval=args.interval,
-                retry_interval=args.retry_interval,
-                timeout=args.timeout,
-                decryption_secret=SOPS_SECRET_NAME if self.sops_secret is not None else None,
-                health_checks=args.health_checks,
-            ),
-            self.controllers,
-            secrets,
-            provider,
-            self,
-        )
+        sync = args.sync
+        if self.sops_secret is not None:
+            sync = replace(sync, decryption_secret=SOPS_SECRET_NAME)
+        secrets = [self.source_secret, *([self.sops_secret] if self.sops_secret is not None else [])]
+        self.sync = build_sync(name, sync, self.controllers, secrets, self)
         self.notifications = (
-            build_notifications(
-                name, args.notifications, self.namespace_resource, self.controllers, provider, self
-            )
+            build_notifications(name, args.notifications, self.namespace_resource, self.controllers, self)
             if args.notifications is not None
             else None
         )
         self.namespace = self.namespace_resource.metadata.apply(lambda metadata: str(metadata.name))
-        self.repository_url = pulumi.Output.from_input(args.repository_url)
+        self.repository_url = pulumi.Output.from_input(sync.url)
         self.register_outputs(
             {
                 "namespace": self.namespace,
                 "repositoryUrl": self.repository_url,
-                "chartVersion": args.version,
+                "chartVersion": args.install.version,
             }
         )

@@ -146,6 +146,11 @@ def _objects(value: Any) -> list[Mapping[str, Any]]:
     return []
 
 
+def _names(config: Mapping[str, Any], key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """A list-of-strings setting, or ``default`` when it is unset or empty."""
+    return tuple(_strings(config.get(key))) or default
+
+
 def _strings(value: Any) -> list[str]:
     if isinstance(value, Sequence) and not isinstance(value, str):
         return [item for item in value if isinstance(item, str)]
@@ -212,8 +217,7 @@ class EndpointSettings:
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> EndpointSettings:
         """Settings from a policy's config, with defaults for what it leaves out."""
-        names = _strings(config.get("prodEnvironments"))
-        return cls(prod_environments=tuple(names) if names else DEFAULT_PROD_ENVIRONMENTS)
+        return cls(prod_environments=_names(config, "prodEnvironments", DEFAULT_PROD_ENVIRONMENTS))
 
 
 @dataclass(frozen=True)
@@ -259,8 +263,7 @@ class TagSettings:
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> TagSettings:
         """Settings from a policy's config, with defaults for what it leaves out."""
-        names = _strings(config.get("requiredTags"))
-        return cls(required=tuple(names) if names else DEFAULT_REQUIRED_TAGS)
+        return cls(required=_names(config, "requiredTags", DEFAULT_REQUIRED_TAGS))
 
 
 @dataclass(frozen=True)

@@ -6,18 +6,16 @@ import copy
 import re
 from typing import Any
 
-import pulumi_kubernetes as k8s
 import pytest
 
 from gitops_infra import checks
 from gitops_infra.components.eks_cluster import EksClusterArgs, NewVpcArgs, NodeGroupArgs
-from gitops_infra.components.flux import FluxBootstrapArgs
 from gitops_infra.config import load_config
 from gitops_infra.errors import ConfigError
 from gitops_infra.policy import rules
 
 from .conftest import MINIMAL
-from .harness import MOCK_KUBECONFIG, run
+from .test_flux import bootstrap_args
 
 FLUX_CRD_DURATION = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
 """The OpenAPI pattern of ``interval``/``timeout`` in Flux 2.8's GitRepository and Kustomization CRDs."""
@@ -34,26 +32,11 @@ def _config_accepts(section: str, key: str, value: Any) -> bool:
 
 
 def _flux_args_accept(**overrides: Any) -> bool:
-    verdict: dict[str, bool] = {}
-
-    def program() -> None:
-        provider = k8s.Provider("k8s", kubeconfig=MOCK_KUBECONFIG)
-        values: dict[str, Any] = {
-            "k8s_provider": provider,
-            "repository_url": "ssh://git@github.com/acme/fleet",
-            "path": "clusters/dev",
-            "private_key": "key",
-            "public_key": "pub",
-        }
-        try:
-            FluxBootstrapArgs(**(values | overrides))
-        except ConfigError:
-            verdict["ok"] = False
-        else:
-            verdict["ok"] = True
-
-    run(program)
-    return verdict["ok"]
+    try:
+        bootstrap_args(**overrides)
+    except ConfigError:
+        return False
+    return True
 
 
 def _eks_args_accept(cidr: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
@@ -51,7 +52,8 @@ def test_parse_names_the_bad_key() -> None:
 def test_component_creates_namespace_then_configmap() -> None:
     def program() -> EnvironmentConfig:
         provider = k8s.Provider("cluster", kubeconfig=MOCK_KUBECONFIG)
-        return EnvironmentConfig("env", EnvironmentConfigArgs(environment=ENV, k8s_provider=provider))
+        opts = pulumi.ResourceOptions(providers=[provider])
+        return EnvironmentConfig("env", EnvironmentConfigArgs(environment=ENV), opts=opts)
 
     result = run(program, outputs=lambda e: {"environment": e.environment})
     graph = result.graph
@@ -64,12 +66,11 @@ def test_component_creates_namespace_then_configmap() -> None:
     assert namespace.urn in config_map.dependencies
     assert namespace.parent == config_map.parent == component.urn
     assert parse_environment(result.values["environment"].value) == ENV
+    provider = graph.one("pulumi:providers:kubernetes")
+    assert namespace.provider.startswith(provider.urn + "::") and config_map.provider.startswith(provider.urn)
 
 
 def test_args_are_checked() -> None:
     with pytest.raises(ConfigError) as info:
-        EnvironmentConfigArgs(environment={"name": "dev"}, k8s_provider="nope")  # type: ignore[arg-type]
-    assert info.value.problems == (
-        "EnvironmentConfigArgs.environment: must be an Environment",
-        "EnvironmentConfigArgs.k8s_provider: must be a k8s.Provider",
-    )
+        EnvironmentConfigArgs(environment={"name": "dev"})  # type: ignore[arg-type]
+    assert info.value.problems == ("EnvironmentConfigArgs.environment: must be an Environment",)

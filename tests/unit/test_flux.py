@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
@@ -27,6 +29,7 @@ from gitops_infra.components.flux import (
     FluxComponent,
     InstallOptions,
     NotificationArgs,
+    SourceSecretOptions,
     SyncOptions,
     git_repository_manifest,
     image_automation_enabled,
@@ -121,17 +124,39 @@ def test_image_automation_is_what_makes_flux_write() -> None:
 # -- the component under mocks -------------------------------------------------------------------------
 
 
+def _fields(options: type) -> set[str]:
+    return {f.name for f in dataclasses.fields(options)}
+
+
+def bootstrap_args(**overrides: Any) -> FluxBootstrapArgs:
+    """Args with test defaults; each override goes to the option group that has the field."""
+    source = {"private_key": "mock-openssh-private-key", "public_key": "ecdsa-sha2-nistp384 AAAA"}
+    sync: dict[str, Any] = {"url": URL, "path": "clusters/dev"}
+    install: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for key, value in overrides.items():
+        group = next(
+            (
+                g
+                for g, kind in ((source, SourceSecretOptions), (sync, SyncOptions), (install, InstallOptions))
+                if key in _fields(kind)
+            ),
+            rest,
+        )
+        group[key] = value
+    return FluxBootstrapArgs(
+        source=SourceSecretOptions(**source),
+        sync=SyncOptions(**sync),
+        install=InstallOptions(**install),
+        **rest,
+    )
+
+
 def bootstrap(**overrides: Any) -> Run[FluxBootstrap]:
     def program() -> FluxBootstrap:
         provider = k8s.Provider("cluster", kubeconfig=MOCK_KUBECONFIG)
-        values: dict[str, Any] = {
-            "k8s_provider": provider,
-            "repository_url": URL,
-            "path": "clusters/dev",
-            "private_key": "mock-openssh-private-key",
-            "public_key": "ecdsa-sha2-nistp384 AAAA",
-        }
-        return FluxBootstrap("flux", FluxBootstrapArgs(**(values | overrides)))
+        args = bootstrap_args(**overrides)
+        return FluxBootstrap("flux", args, opts=pulumi.ResourceOptions(providers=[provider]))
 
     return run(program, outputs=lambda f: {"namespace": f.namespace, "url": f.repository_url})
 
@@ -239,18 +264,15 @@ def test_health_checks_tolerations_and_extra_components_reach_the_graph() -> Non
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        (
-            {"repository_url": "https://github.com/acme/fleet"},
-            "FluxBootstrapArgs.repository_url: must be an ssh:// URL",
-        ),
-        ({"path": "../x"}, "FluxBootstrapArgs.path: must be a relative path"),
+        ({"url": "https://github.com/acme/fleet"}, "SyncOptions.url: must be an ssh:// URL"),
+        ({"path": "../x"}, "SyncOptions.path: must be a relative path"),
         (
             {"components": [FluxComponent.SOURCE_CONTROLLER]},
-            "FluxBootstrapArgs.components: must include kustomize",
+            "InstallOptions.components: must include kustomize",
         ),
         (
             {"components_extra": [FluxComponent.HELM_CONTROLLER]},
-            "FluxBootstrapArgs.components_extra: repeats a component",
+            "InstallOptions.components_extra: repeats a component",
         ),
         (
             {
@@ -259,7 +281,6 @@ def test_health_checks_tolerations_and_extra_components_reach_the_graph() -> Non
             },
             "FluxBootstrapArgs.notifications: needs notification-controller",
         ),
-        ({"k8s_provider": "kubeconfig"}, "FluxBootstrapArgs.k8s_provider: must be a k8s.Provider"),
     ],
 )
 def test_bad_args_name_the_field(overrides: dict[str, Any], expected: str) -> None:
@@ -317,3 +338,12 @@ def test_the_webhook_becomes_the_secret_the_notification_provider_reads() -> Non
     }
     assert webhook.urn in notifier.dependencies
     assert graph.one(NAMESPACE).urn in webhook.dependencies
+
+
+def test_option_groups_must_be_the_option_types() -> None:
+    with pytest.raises(ConfigError) as info:
+        FluxBootstrapArgs(source="key", sync={"url": URL})  # type: ignore[arg-type]
+    assert info.value.problems == (
+        "FluxBootstrapArgs.source: must be a SourceSecretOptions",
+        "FluxBootstrapArgs.sync: must be a SyncOptions",
+    )

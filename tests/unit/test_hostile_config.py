@@ -76,19 +76,19 @@ BASES: dict[str, dict[str, Any]] = {
 
 _MODELS = (
     Environment,
-    config_module.ClusterConfig,
-    config_module.NodeGroupConfig,
-    config_module.TaintConfig,
-    config_module.NewVpcConfig,
-    config_module.ExistingVpcConfig,
-    config_module.NetworkConfig,
-    config_module.EndpointConfig,
-    config_module.GitConfig,
-    config_module.DeployKeyConfig,
-    config_module.FluxConfig,
-    config_module.TolerationConfig,
-    config_module.HealthCheckConfig,
-    config_module.NotificationsConfig,
+    config_module.ClusterSpec,
+    config_module.NodeGroupSpec,
+    config_module.TaintSpec,
+    config_module.NewVpcSpec,
+    config_module.ExistingVpcSpec,
+    config_module.NetworkSpec,
+    config_module.EndpointSpec,
+    config_module.GitSpec,
+    config_module.DeployKeySpec,
+    config_module.FluxSpec,
+    config_module.TolerationSpec,
+    config_module.HealthCheckSpec,
+    config_module.NotificationsSpec,
 )
 FIELD_NAMES = sorted({field.alias or name for model in _MODELS for name, field in model.model_fields.items()})
 TOP_KEYS = [

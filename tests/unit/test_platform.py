@@ -18,6 +18,8 @@ from gitops_infra import (
     DeployKeyArgs,
     FluxBootstrap,
     FluxBootstrapArgs,
+    SourceSecretOptions,
+    SyncOptions,
     build_platform,
     load_config,
 )
@@ -235,14 +237,15 @@ def test_components_compose_onto_an_existing_cluster() -> None:
         return FluxBootstrap(
             "apps-flux",
             FluxBootstrapArgs(
-                k8s_provider=provider,
-                repository_url="ssh://git@github.com/acme/apps-fleet",
-                path="clusters/staging",
-                branch="release",
-                private_key=key.private_key,
-                public_key=key.public_key,
-                namespace="gitops",
+                source=SourceSecretOptions(private_key=key.private_key, public_key=key.public_key),
+                sync=SyncOptions(
+                    url="ssh://git@github.com/acme/apps-fleet",
+                    path="clusters/staging",
+                    branch="release",
+                    namespace="gitops",
+                ),
             ),
+            opts=pulumi.ResourceOptions(providers=[provider]),
         )
 
     graph = run(program).graph
