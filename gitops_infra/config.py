@@ -22,7 +22,7 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -68,6 +68,7 @@ from gitops_infra.components.flux import (
     MIN_KUBERNETES_VERSION,
     REQUIRED_COMPONENTS,
     FluxComponent,
+    FluxInstall,
     image_automation_enabled,
 )
 from gitops_infra.errors import ConfigError
@@ -92,6 +93,7 @@ __all__ = [
     "TolerationSpec",
     "load_config",
     "load_stack_config",
+    "named_secret_keys",
 ]
 
 PROJECT = "gitops-infra"
@@ -118,6 +120,12 @@ _K8S_VERSION = r"^1\.[0-9]{2}$"
 _GITHUB_OWNER = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,38})$"
 _REPOSITORY = r"^[A-Za-z0-9_.-]{1,100}$"
 _CLUSTER_NAME = r"^[a-zA-Z][a-zA-Z0-9-]*$"
+_SECRET_KEY_NAME = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
+_SSH_PUBLIC_KEY = r"^(ssh-ed25519|ecdsa-sha2-nistp(256|384|521)|ssh-rsa) [A-Za-z0-9+/]+=*( .*)?$"
+_SSH_URL = r"^ssh://([A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+(:[0-9]{1,5})?/\S+$"
+GITHUB_HOST = "github.com"
+_INSTALL_ONLY = ("version", "network_policy", "tolerations", "node_selector")
+"""FluxSpec fields that configure the chart this stack installs: meaningless with ``install: external``."""
 # What each pattern means, so an error says "must be ..." rather than quoting a regex.
 _PATTERN_HINTS = {
     _IAM_PRINCIPAL: "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)",
@@ -129,8 +137,17 @@ _PATTERN_HINTS = {
     _GITHUB_OWNER: "must be a GitHub user or organization name",
     _REPOSITORY: "must be a repository name (not owner/name)",
     _CLUSTER_NAME: "must start with a letter and hold only letters, digits and '-'",
+    _SECRET_KEY_NAME: "must name a secret config key (letters, digits, '_'), such as localKubeconfig",
+    _SSH_PUBLIC_KEY: "must be an OpenSSH public key (ssh-ed25519, ecdsa-sha2-nistp384 or ssh-rsa ...)",
+    _SSH_URL: "must be an ssh:// URL, such as ssh://git@git.example.com/org/fleet.git",
     ENVIRONMENT_DOMAIN_PATTERN: "must be a lowercase DNS domain such as dev.example.com",
 }
+
+
+def _url_host(url: str) -> str:
+    """The host of an ``ssh://[user@]host[:port]/path`` URL."""
+    authority = url.removeprefix("ssh://").split("/", 1)[0]
+    return authority.rpartition("@")[2].split(":", 1)[0]
 
 
 def _gate(check: Any) -> AfterValidator:
@@ -281,14 +298,30 @@ PRIVATE_ENDPOINT_NEEDS_EXISTING_VPC = (
 
 
 ClusterName = Annotated[str, Field(pattern=_CLUSTER_NAME), _gate(checks.cluster_component_name_problem)]
+SecretKeyName = Annotated[str, Field(pattern=_SECRET_KEY_NAME)]
+"""The name of a secret config key in the project's namespace (set with ``pulumi config set --secret``)."""
+
+
+class ExistingKubeconfigSpec(_Model):
+    """How to reach a cluster you already run: ``kubeconfig`` names the secret key that holds it."""
+
+    kubeconfig: SecretKeyName
+
+
+class ExistingClusterSpec(_Model):
+    """A cluster you already run: the platform makes no AWS resource and deploys through its kubeconfig.
+
+    Written ``cluster: {existing: {kubeconfig: <secret config key>}}`` instead of the EKS settings.
+    """
+
+    name: ClusterName | None = None
+    existing: ExistingKubeconfigSpec
 
 
 class ClusterSpec(_Model):
     """The EKS cluster."""
 
-    name: (
-        Annotated[str, Field(pattern=_CLUSTER_NAME), _gate(checks.cluster_component_name_problem)] | None
-    ) = None
+    name: ClusterName | None = None
     kubernetes_version: Annotated[str, Field(pattern=_K8S_VERSION)]
     admins: tuple[Annotated[str, Field(pattern=_IAM_PRINCIPAL)], ...] = ()
     log_types: tuple[LogType, ...] = ALL_LOG_TYPES
@@ -319,21 +352,73 @@ class ClusterSpec(_Model):
 # -- git -----------------------------------------------------------------------------------------------
 
 
+class ExistingDeployKeySpec(_Model):
+    """A key pair registered with the git host outside this stack (any SSH git server, not only GitHub).
+
+    ``privateKey`` names the secret config key holding the OpenSSH private key; ``publicKey``, optional,
+    is its public half, in ``authorized_keys`` form.
+    """
+
+    private_key: SecretKeyName
+    public_key: Annotated[str, Field(pattern=_SSH_PUBLIC_KEY)] | None = None
+    """Written into the git-auth Secret as ``identity.pub`` when given; Flux authenticates without it."""
+
+
 class DeployKeySpec(_Model):
-    """The fleet repository's deploy key. Change ``rotation`` (any new string) to rotate it."""
+    """The fleet repository's deploy key. Change ``rotation`` (any new string) to rotate it.
+
+    By default the platform makes the key pair and registers it on GitHub. With ``existing``, it uses a
+    key you registered yourself, and makes neither.
+    """
 
     algorithm: KeyAlgorithm = KeyAlgorithm.ECDSA_P384
     rotation: Annotated[str, Field(max_length=64)] = ""
+    existing: ExistingDeployKeySpec | None = None
+
+    @model_validator(mode="after")
+    def _generated_or_existing(self) -> DeployKeySpec:
+        if self.existing is not None and self.model_fields_set & {"algorithm", "rotation"}:
+            raise ValueError("algorithm and rotation are for a generated key; an existing key has neither")
+        return self
 
 
 class GitSpec(_Model):
-    """The fleet repository Flux syncs from."""
+    """The fleet repository Flux syncs from: ``owner``/``repository`` on GitHub, or any SSH ``url``.
 
-    owner: Annotated[str, Field(pattern=_GITHUB_OWNER)]
-    repository: Annotated[str, Field(pattern=_REPOSITORY)]
+    ``url`` needs ``knownHosts`` unless its host is github.com, and a key GitHub does not hold needs
+    ``deployKey.existing``: a deploy key is generated and registered on GitHub only.
+    """
+
+    # url, knownHosts and deployKey come first: whether owner and repository are needed depends on them.
+    url: Annotated[str, Field(pattern=_SSH_URL)] | None = None
+    known_hosts: Annotated[str | None, Field(min_length=1, validate_default=True)] = None
+    deploy_key: DeployKeySpec = DeployKeySpec()
+    owner: Annotated[str | None, Field(pattern=_GITHUB_OWNER, validate_default=True)] = None
+    repository: Annotated[str | None, Field(pattern=_REPOSITORY, validate_default=True)] = None
     branch: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[^\s~^:?*\[\\]+$")] = DEFAULT_BRANCH
     path: str | None = None
-    deploy_key: DeployKeySpec = DeployKeySpec()
+
+    @field_validator("known_hosts")
+    @classmethod
+    def _host_keys_to_trust(cls, value: str | None, info: ValidationInfo) -> str | None:
+        url = info.data.get("url")
+        if value is None and url is not None and _url_host(url) != GITHUB_HOST:
+            raise ValueError("required for a git host other than github.com (its SSH host keys)")
+        return value
+
+    @field_validator("owner", "repository")
+    @classmethod
+    def _needed_on_github(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None or "deploy_key" not in info.data:
+            return value
+        if info.data.get("url") is None:
+            raise ValueError("required (or url, for a repository on another SSH git host)")
+        if info.data["deploy_key"].existing is None:
+            raise ValueError(
+                "required to register the generated deploy key on GitHub; for another git host, "
+                "register a key yourself and set deployKey.existing"
+            )
+        return value
 
     @field_validator("path")
     @classmethod
@@ -345,8 +430,8 @@ class GitSpec(_Model):
 
     @property
     def ssh_url(self) -> str:
-        """The URL Flux clones, in the ``ssh://`` form Flux's bootstrap writes."""
-        return f"ssh://git@github.com/{self.owner}/{self.repository}"
+        """The URL Flux clones: ``url``, else GitHub's in the ``ssh://`` form Flux's bootstrap writes."""
+        return self.url or f"ssh://git@{GITHUB_HOST}/{self.owner}/{self.repository}"
 
     def sync_path(self, environment: str) -> str:
         """The path Flux syncs: ``path`` if set, else ``clusters/<environment>``."""
@@ -407,8 +492,14 @@ TOKEN_PROVIDER_TYPES = ("github", "generic-hmac")
 
 
 class FluxSpec(_Model):
-    """Flux: the controllers to install and how the fleet repository is synced."""
+    """Flux: the controllers to install and how the fleet repository is synced.
 
+    ``install: external`` means the controllers and CRDs are already on the cluster (the Flux Operator,
+    an EKS add-on): the platform then makes only the namespace (adopting it), the secrets, the sync
+    objects and the notifications. ``components`` still says which controllers run there.
+    """
+
+    install: FluxInstall = FluxInstall.HELM
     version: Annotated[str, Field(pattern=_SEMVER)] = FLUX_CHART_VERSION
     namespace: DnsLabel = FLUX_NAMESPACE
     components: tuple[FluxComponent, ...] = DEFAULT_COMPONENTS
@@ -450,6 +541,16 @@ class FluxSpec(_Model):
             raise ValueError("need notification-controller in components")
         return value
 
+    @model_validator(mode="after")
+    def _nothing_to_install_externally(self) -> FluxSpec:
+        unused = sorted(to_camel(key) for key in self.model_fields_set & set(_INSTALL_ONLY))
+        if self.install is FluxInstall.EXTERNAL and unused:
+            raise ValueError(
+                f"{', '.join(unused)}: not used with install: external (the controllers are installed "
+                "outside this stack)"
+            )
+        return self
+
     @property
     def image_automation(self) -> bool:
         """True when Flux writes to git (image automation), so its deploy key must be read-write."""
@@ -466,6 +567,10 @@ class StackSecrets:
     github_token: pulumi.Output[str] | None = field(default=None, repr=False)
     sops_age_key: pulumi.Output[str] | None = field(default=None, repr=False)
     notification_webhook: pulumi.Output[str] | None = field(default=None, repr=False)
+    kubeconfig: pulumi.Output[str] | None = field(default=None, repr=False)
+    """An existing cluster's kubeconfig (the key ``cluster.existing.kubeconfig`` names)."""
+    deploy_private_key: pulumi.Output[str] | None = field(default=None, repr=False)
+    """An existing deploy key's private half (the key ``git.deployKey.existing.privateKey`` names)."""
 
 
 @dataclass(frozen=True)
@@ -474,7 +579,7 @@ class StackConfig:
 
     stack: str
     environment: Environment
-    cluster: ClusterSpec
+    cluster: ClusterSpec | ExistingClusterSpec
     git: GitSpec
     flux: FluxSpec
     tags: Mapping[str, str]
@@ -488,7 +593,7 @@ class StackConfig:
         return platform_name_of(self.environment, self.cluster)
 
 
-def platform_name_of(environment: Environment, cluster: ClusterSpec) -> str:
+def platform_name_of(environment: Environment, cluster: ClusterSpec | ExistingClusterSpec) -> str:
     """``cluster.name``, else ``gitops-<environment name>``."""
     return cluster.name or f"gitops-{environment.name}"
 
@@ -504,7 +609,8 @@ _SECTION_MODELS: dict[str, type[BaseModel]] = {
 def _key_path(section: str, loc: Sequence[int | str]) -> str:
     path = f"{PROJECT}:{section}"
     for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+        # A default that fails validation is reported by field name: the key is written camelCase.
+        path += f"[{part}]" if isinstance(part, int) else f".{to_camel(part)}"
     return path
 
 
@@ -528,6 +634,8 @@ def _validate_section(section: str, value: Any, problems: list[str]) -> Any:
             return {}
         return _validate_tags(value, problems)
     model = _SECTION_MODELS[section]
+    if section == "cluster" and isinstance(value, Mapping) and "existing" in value:
+        model = ExistingClusterSpec
     if value is _UNREADABLE:
         return None  # already reported
     if value is None and section in OPTIONAL_SECTIONS:
@@ -631,46 +739,99 @@ def load_config(
         namespace, sep, bare = str(key).rpartition(":")
         if sep and namespace != PROJECT:
             continue
-        if bare not in SECTIONS and bare not in SECRET_KEYS:
-            problems.append(f"{PROJECT}:{bare}: unknown key")
-            continue
         _unencodable_text(value, f"{PROJECT}:{bare}", problems)
         values[bare] = value
 
-    if secrets is None:
-        secrets = StackSecrets(
-            github_token=_secret(values.get(GITHUB_TOKEN_KEY)),
-            sops_age_key=_secret(values.get(SOPS_AGE_KEY_KEY)),
-            notification_webhook=_secret(values.get(NOTIFICATION_WEBHOOK_KEY)),
-        )
     profile = raw.get(AWS_PROFILE_KEY)
     if profile is not None and not (isinstance(profile, str) and profile.strip()):
         problems.append(f"{AWS_PROFILE_KEY}: must be the name of an AWS profile")
         profile = None
-    return _build(values, stack=stack, secrets=secrets, problems=problems, aws_profile=profile)
+
+    def read_secret(name: str) -> pulumi.Output[str] | None:
+        return _secret(values.get(name))
+
+    return _build(
+        values, stack=stack, read_secret=read_secret, given=secrets, problems=problems, aws_profile=profile
+    )
 
 
 def _build(
     values: Mapping[str, Any],
     *,
     stack: str,
-    secrets: StackSecrets,
+    read_secret: Callable[[str], pulumi.Output[str] | None],
     problems: list[str],
+    given: StackSecrets | None = None,
     aws_profile: str | None = None,
 ) -> StackConfig:
+    """Validate the sections, then what spans them; ``values`` holds every key of the namespace read."""
     sections = {section: _validate_section(section, values.get(section), problems) for section in SECTIONS}
     environment: Environment | None = sections["environment"]
-    cluster: ClusterSpec | None = sections["cluster"]
+    cluster: ClusterSpec | ExistingClusterSpec | None = sections["cluster"]
+    git: GitSpec | None = sections["git"]
     flux: FluxSpec | None = sections["flux"]
+    named = _named_secret_keys(cluster, git)
+    # Read loosely too, so that a key an invalid section names is not also reported as unknown.
+    known = {*SECTIONS, *SECRET_KEYS, *named.values(), *named_secret_keys(values)}
+    problems.extend(f"{PROJECT}:{key}: unknown key" for key in values if key not in known)
+    secrets = given or _read_secrets(read_secret, named, problems)
     if flux is not None:
         problems.extend(_flux_secret_problems(flux, secrets))
-    if cluster is not None and flux is not None:
+    if isinstance(cluster, ClusterSpec) and flux is not None:
         problems.extend(_kubernetes_floor_problems(cluster, flux))
-    if environment is not None and cluster is not None:
+    if environment is not None and isinstance(cluster, ClusterSpec):
         problems.extend(_derived_name_problems(environment, cluster))
     if problems:
         raise ConfigError(problems, stack=stack)
     return StackConfig(stack=stack, secrets=secrets, aws_profile=aws_profile, **sections)
+
+
+_KUBECONFIG_AT = "cluster.existing.kubeconfig"
+_PRIVATE_KEY_AT = "git.deployKey.existing.privateKey"
+
+
+def _named_secret_keys(cluster: Any, git: GitSpec | None) -> dict[str, str]:
+    """The secret keys the config names, by where it names them (``cluster.existing.kubeconfig``...)."""
+    named: dict[str, str] = {}
+    if isinstance(cluster, ExistingClusterSpec):
+        named[_KUBECONFIG_AT] = cluster.existing.kubeconfig
+    if git is not None and git.deploy_key.existing is not None:
+        named[_PRIVATE_KEY_AT] = git.deploy_key.existing.private_key
+    return named
+
+
+def _read_secrets(
+    read_secret: Callable[[str], pulumi.Output[str] | None], named: Mapping[str, str], problems: list[str]
+) -> StackSecrets:
+    for where, key in named.items():
+        if read_secret(key) is None:
+            problems.append(
+                f"{PROJECT}:{where}: names the secret {PROJECT}:{key}, which is not set "
+                f"(pulumi config set --secret {key} ...)"
+            )
+    return StackSecrets(
+        github_token=read_secret(GITHUB_TOKEN_KEY),
+        sops_age_key=read_secret(SOPS_AGE_KEY_KEY),
+        notification_webhook=read_secret(NOTIFICATION_WEBHOOK_KEY),
+        kubeconfig=read_secret(named[_KUBECONFIG_AT]) if _KUBECONFIG_AT in named else None,
+        deploy_private_key=read_secret(named[_PRIVATE_KEY_AT]) if _PRIVATE_KEY_AT in named else None,
+    )
+
+
+def named_secret_keys(raw: Mapping[str, Any]) -> tuple[str, ...]:
+    """The secret keys a raw stack config names (an existing cluster's kubeconfig, an existing key).
+
+    Read loosely, from a config not validated yet: the offline plan plans each with a placeholder.
+    """
+
+    def at(section: str, *path: str) -> Any:
+        value: Any = raw.get(f"{PROJECT}:{section}", raw.get(section))
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        return value
+
+    found = (at("cluster", "existing", "kubeconfig"), at("git", "deployKey", "existing", "privateKey"))
+    return tuple(key for key in found if isinstance(key, str))
 
 
 def _flux_secret_problems(flux: FluxSpec, secrets: StackSecrets) -> list[str]:
@@ -759,10 +920,11 @@ def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
         except json.JSONDecodeError:
             problems.append(f"{PROJECT}:{section}: must be a structured value (a YAML mapping)")
             values[section] = _UNREADABLE
-    secrets = StackSecrets(
-        github_token=config.get_secret(GITHUB_TOKEN_KEY),
-        sops_age_key=config.get_secret(SOPS_AGE_KEY_KEY),
-        notification_webhook=config.get_secret(NOTIFICATION_WEBHOOK_KEY),
-    )
     profile = pulumi.Config("aws").get("profile") or None
-    return _build(values, stack=pulumi.get_stack(), secrets=secrets, problems=problems, aws_profile=profile)
+    return _build(
+        values,
+        stack=pulumi.get_stack(),
+        read_secret=config.get_secret,
+        problems=problems,
+        aws_profile=profile,
+    )

@@ -1,6 +1,8 @@
 """Compose the components from a validated config: cluster → deploy key → Flux → environment.
 
-dev and prod differ only in their config; this module has no per-environment branches.
+dev and prod differ only in their config; this module has no per-environment branches. Two modes stand
+beside the EKS default, each a config choice: ``cluster.existing`` (a kubeconfig, no AWS resource) and
+``git.deployKey.existing`` (a key registered outside this stack, no TLS or GitHub resource).
 """
 
 from __future__ import annotations
@@ -9,8 +11,9 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_github as github
+import pulumi_kubernetes as k8s
 
-from gitops_infra.components.deploy_key import DeployKey, DeployKeyArgs
+from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS, DeployKey, DeployKeyArgs
 from gitops_infra.components.eks_cluster import (
     EksCluster,
     EksClusterArgs,
@@ -22,34 +25,49 @@ from gitops_infra.components.environment import EnvironmentConfig, EnvironmentCo
 from gitops_infra.components.flux import (
     FluxBootstrap,
     FluxBootstrapArgs,
+    FluxInstall,
     InstallOptions,
     NotificationArgs,
     SourceSecretOptions,
     SyncOptions,
 )
-from gitops_infra.config import FluxSpec, StackConfig
+from gitops_infra.config import ClusterSpec, FluxSpec, StackConfig
 
 __all__ = ["Platform", "build_platform", "platform_name"]
 
 
 @dataclass(frozen=True)
 class Platform:
-    """What ``build_platform`` made: the components, and the GitHub provider the deploy key uses."""
+    """What ``build_platform`` made: the components, and the providers they use.
+
+    ``cluster`` is ``None`` on an existing cluster, and ``deploy_key`` and ``github_provider`` with an
+    existing deploy key.
+    """
 
     config: StackConfig
-    github_provider: github.Provider
-    cluster: EksCluster
-    deploy_key: DeployKey
+    kubernetes_provider: k8s.Provider
+    source: SourceSecretOptions
     flux: FluxBootstrap
     environment: EnvironmentConfig
+    cluster: EksCluster | None = None
+    github_provider: github.Provider | None = None
+    deploy_key: DeployKey | None = None
 
     def outputs(self) -> dict[str, pulumi.Input[object]]:
-        """The stack outputs, by their exported names (the kubeconfig stays secret)."""
-        return {
-            "clusterName": self.cluster.cluster_name,
-            "kubeconfig": self.cluster.kubeconfig,
-            "oidcProviderArn": self.cluster.oidc_provider_arn,
-            "deployKeyPublicKey": self.deploy_key.public_key,
+        """The stack outputs, by their exported names (the kubeconfig stays secret).
+
+        An existing cluster exports neither a kubeconfig (you hold it) nor an OIDC provider.
+        """
+        outputs: dict[str, pulumi.Input[object]] = {"clusterName": self.config.platform_name}
+        if self.source.public_key is not None:
+            outputs["deployKeyPublicKey"] = self.source.public_key
+        if self.cluster is not None:
+            outputs |= {
+                "clusterName": self.cluster.cluster_name,
+                "kubeconfig": self.cluster.kubeconfig,
+                "oidcProviderArn": self.cluster.oidc_provider_arn,
+            }
+        return outputs | {
             "fluxNamespace": self.flux.namespace,
             "gitRepositoryUrl": self.flux.repository_url,
             "environment": self.environment.environment,
@@ -65,8 +83,7 @@ def platform_name(config: StackConfig) -> str:
     return config.platform_name
 
 
-def _cluster_args(config: StackConfig, tags: dict[str, str]) -> EksClusterArgs:
-    cluster = config.cluster
+def _cluster_args(config: StackConfig, cluster: ClusterSpec, tags: dict[str, str]) -> EksClusterArgs:
     network: NewVpcArgs | ExistingVpcArgs
     if cluster.network.vpc is not None:
         network = NewVpcArgs(
@@ -113,7 +130,9 @@ def _cluster_args(config: StackConfig, tags: dict[str, str]) -> EksClusterArgs:
     )
 
 
-def _install_options(flux: FluxSpec) -> InstallOptions:
+def _install_options(flux: FluxSpec) -> InstallOptions | None:
+    if flux.install is FluxInstall.EXTERNAL:
+        return None
     return InstallOptions(
         version=flux.version,
         components=flux.components,
@@ -153,46 +172,69 @@ def _notifications(config: StackConfig) -> NotificationArgs | None:
     )
 
 
+def _cluster(
+    config: StackConfig, name: str, opts: pulumi.ResourceOptions
+) -> tuple[EksCluster | None, k8s.Provider]:
+    """The EKS cluster and its provider, or only a provider for the cluster the kubeconfig names."""
+    if isinstance(config.cluster, ClusterSpec):
+        # `environment` and `owner` are on every AWS resource (the policy pack requires them); config
+        # validation guarantees `owner`, and the environment's own name wins over a stray tag.
+        tags = {**config.tags, ENVIRONMENT_TAG: config.environment.name}
+        cluster = EksCluster(name, _cluster_args(config, config.cluster, tags), opts=opts)
+        return cluster, cluster.provider
+    return None, k8s.Provider(f"{name}-k8s", kubeconfig=config.secrets.kubeconfig, opts=opts)
+
+
 def _deploy_key(
     config: StackConfig, name: str, opts: pulumi.ResourceOptions
-) -> tuple[github.Provider, DeployKey]:
+) -> tuple[SourceSecretOptions, github.Provider | None, DeployKey | None]:
+    """The git-auth key: made and registered on GitHub, or the one the config names."""
+    git = config.git
+    known_hosts = git.known_hosts or GITHUB_KNOWN_HOSTS
+    if git.deploy_key.existing is not None:
+        assert config.secrets.deploy_private_key is not None  # config validation requires it
+        source = SourceSecretOptions(
+            private_key=config.secrets.deploy_private_key,
+            public_key=git.deploy_key.existing.public_key,
+            known_hosts=known_hosts,
+        )
+        return source, None, None
+    assert git.owner is not None and git.repository is not None  # ...and these for a generated key
     github_provider = github.Provider(
-        f"{name}-github", owner=config.git.owner, token=config.secrets.github_token, opts=opts
+        f"{name}-github", owner=git.owner, token=config.secrets.github_token, opts=opts
     )
     deploy_key = DeployKey(
         f"{name}-fleet",
         DeployKeyArgs(
-            repository=config.git.repository,
+            repository=git.repository,
             read_only=not config.flux.image_automation,
-            algorithm=config.git.deploy_key.algorithm,
+            algorithm=git.deploy_key.algorithm,
             title=f"flux-{name}",
-            rotation=config.git.deploy_key.rotation,
+            rotation=git.deploy_key.rotation,
+            known_hosts=known_hosts,
         ),
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[github_provider])),
     )
-    return github_provider, deploy_key
+    source = SourceSecretOptions(
+        private_key=deploy_key.private_key,
+        public_key=deploy_key.public_key,
+        known_hosts=deploy_key.known_hosts,
+    )
+    return source, github_provider, deploy_key
 
 
 def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> Platform:
     """Build the whole platform for ``config``; ``opts`` apply to every top-level component."""
     name = platform_name(config)
-    # `environment` and `owner` are on every AWS resource (the policy pack requires them); config
-    # validation guarantees `owner`, and the environment's own name wins over a stray tag.
-    tags = {**config.tags, ENVIRONMENT_TAG: config.environment.name}
     base = opts or pulumi.ResourceOptions()
-
-    cluster = EksCluster(name, _cluster_args(config, tags), opts=base)
-    github_provider, deploy_key = _deploy_key(config, name, base)
+    cluster, provider = _cluster(config, name, base)
+    source, github_provider, deploy_key = _deploy_key(config, name, base)
     # Everything Kubernetes goes through the cluster's provider, handed down as Pulumi hands providers.
-    on_cluster = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(providers=[cluster.provider]))
+    on_cluster = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(providers=[provider]))
     flux = FluxBootstrap(
         f"{name}-flux",
         FluxBootstrapArgs(
-            source=SourceSecretOptions(
-                private_key=deploy_key.private_key,
-                public_key=deploy_key.public_key,
-                known_hosts=deploy_key.known_hosts,
-            ),
+            source=source,
             sync=_sync_options(config),
             install=_install_options(config.flux),
             notifications=_notifications(config),
@@ -205,9 +247,11 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
     )
     return Platform(
         config=config,
-        github_provider=github_provider,
-        cluster=cluster,
-        deploy_key=deploy_key,
+        kubernetes_provider=provider,
+        source=source,
         flux=flux,
         environment=environment,
+        cluster=cluster,
+        github_provider=github_provider,
+        deploy_key=deploy_key,
     )

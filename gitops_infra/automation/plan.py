@@ -22,7 +22,7 @@ from pulumi.runtime import MockCallArgs, MockResourceArgs
 from pulumi.runtime.stack import Stack
 
 from .._pulumi_compat import drain_event_loop
-from ..config import PROJECT, SECRET_KEYS, load_config
+from ..config import PROJECT, SECRET_KEYS, load_config, named_secret_keys
 from ..errors import ConfigError, OperationFailedError, StackNotFoundError
 from .recording import COMPUTED, Graph, RecordingMonitor
 from .results import SECRET
@@ -203,7 +203,8 @@ def _planned_config(project: Path, stack: StackName, project_name: str) -> dict[
     if project_name == PROJECT:
         # This project's secrets are set with `pulumi config set --secret` and are rarely in the file a
         # pull request sees: plan with placeholders rather than fail for want of a credential.
-        missing = {f"{PROJECT}:{key}": {"secure": PLACEHOLDER} for key in SECRET_KEYS}
+        secret_keys = (*SECRET_KEYS, *named_secret_keys(raw))
+        missing = {f"{PROJECT}:{key}": {"secure": PLACEHOLDER} for key in secret_keys}
         raw = {**missing, **raw}
         # Fail with the whole listing before any resource is registered.
         load_config(raw, stack=str(stack))

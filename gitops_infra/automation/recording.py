@@ -56,6 +56,7 @@ class Registered:
     secret_paths: frozenset[str]
     replacement_trigger: Any
     delete_before_replace: bool
+    retain_on_delete: bool
 
     def input(self, path: str) -> Any:
         """The input at a dotted path (``metadata.name``, ``routes.0.cidrBlock``)."""
@@ -162,6 +163,7 @@ class RecordingMonitor(MockMonitor):
             secret_paths=frozenset(secrets),
             replacement_trigger=trigger,
             delete_before_replace=bool(request.deleteBeforeReplace),
+            retain_on_delete=bool(request.retainOnDelete),
         )
         with self._lock:
             self.graph.resources.append(registered)

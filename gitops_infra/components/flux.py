@@ -72,6 +72,7 @@ __all__ = [
     "FluxBootstrap",
     "FluxBootstrapArgs",
     "FluxComponent",
+    "FluxInstall",
     "InstallOptions",
     "NotificationArgs",
     "Notifications",
@@ -124,6 +125,13 @@ RELEASE_TIMEOUT_SECONDS = 600
 GIT_REPOSITORY_API_VERSION = "source.toolkit.fluxcd.io/v1"
 KUSTOMIZATION_API_VERSION = "kustomize.toolkit.fluxcd.io/v1"
 NOTIFICATION_API_VERSION = "notification.toolkit.fluxcd.io/v1beta3"
+
+
+class FluxInstall(StrEnum):
+    """Who installs Flux's controllers and CRDs: this component (the pinned chart), or someone else."""
+
+    HELM = "helm"
+    EXTERNAL = "external"
 
 
 class FluxComponent(StrEnum):
@@ -250,7 +258,7 @@ class SourceSecretOptions:
     """The git-auth Secret: an SSH identity and the host keys to trust. The private key is kept secret."""
 
     private_key: pulumi.Input[str]
-    public_key: pulumi.Input[str]
+    public_key: pulumi.Input[str] | None = None
     known_hosts: pulumi.Input[str] = GITHUB_KNOWN_HOSTS
     name: str = FLUX_SECRET_NAME
 
@@ -263,12 +271,14 @@ class SourceSecretOptions:
 
 
 def source_secret_data(options: SourceSecretOptions) -> dict[str, pulumi.Input[str]]:
-    """The Secret's ``stringData``: ``identity``, ``identity.pub`` and ``known_hosts``."""
-    return {
+    """The Secret's ``stringData``: ``identity``, ``identity.pub`` (when known) and ``known_hosts``."""
+    data: dict[str, pulumi.Input[str]] = {
         IDENTITY_KEY: pulumi.Output.secret(options.private_key),
-        IDENTITY_PUB_KEY: options.public_key,
         KNOWN_HOSTS_KEY: options.known_hosts,
     }
+    if options.public_key is not None:
+        data[IDENTITY_PUB_KEY] = options.public_key
+    return data
 
 
 def _secret(
@@ -406,20 +416,24 @@ def _custom_resource(
 def build_sync(
     name: str,
     options: SyncOptions,
-    controllers: k8s.helm.v3.Release,
+    controllers: k8s.helm.v3.Release | None,
     secrets: Sequence[k8s.core.v1.Secret],
     parent: pulumi.Resource,
 ) -> SyncObjects:
-    """The GitRepository and Kustomization, after the controllers (their CRDs) and the Secrets they use."""
+    """The GitRepository and Kustomization, after the controllers (their CRDs) and the Secrets they use.
+
+    ``controllers`` is ``None`` when Flux is installed outside this component.
+    """
+    installed = [controllers] if controllers is not None else []
     git_repository = _custom_resource(
         f"{name}-git-repository",
         git_repository_manifest(options),
-        pulumi.ResourceOptions(parent=parent, depends_on=[controllers, *secrets]),
+        pulumi.ResourceOptions(parent=parent, depends_on=[*installed, *secrets]),
     )
     kustomization = _custom_resource(
         f"{name}-kustomization",
         kustomization_manifest(options),
-        pulumi.ResourceOptions(parent=parent, depends_on=[controllers, git_repository]),
+        pulumi.ResourceOptions(parent=parent, depends_on=[*installed, git_repository]),
     )
     return SyncObjects(git_repository=git_repository, kustomization=kustomization)
 
@@ -491,7 +505,7 @@ def build_notifications(
     name: str,
     args: NotificationArgs,
     namespace: k8s.core.v1.Namespace,
-    controllers: k8s.helm.v3.Release,
+    controllers: k8s.helm.v3.Release | None,
     parent: pulumi.Resource,
 ) -> Notifications:
     """The webhook Secret, the notification ``Provider`` and the ``Alert`` that uses it."""
@@ -500,7 +514,8 @@ def build_notifications(
         data = {NOTIFICATION_ADDRESS_KEY: pulumi.Output.secret(args.webhook)}
         secret = _secret(f"{name}-notification-webhook", args.secret_ref, data, namespace, parent)
     provider_manifest, alert_manifest = notification_manifests(args, namespace.metadata.name)
-    depends_on: list[pulumi.Resource] = [controllers, *([secret] if secret is not None else [])]
+    installed: list[pulumi.Resource] = [controllers] if controllers is not None else []
+    depends_on = [*installed, *([secret] if secret is not None else [])]
     notifier = _custom_resource(
         f"{name}-notification-provider",
         provider_manifest,
@@ -509,7 +524,7 @@ def build_notifications(
     alert = _custom_resource(
         f"{name}-alert",
         alert_manifest,
-        pulumi.ResourceOptions(parent=parent, depends_on=[controllers, notifier]),
+        pulumi.ResourceOptions(parent=parent, depends_on=[*installed, notifier]),
     )
     return Notifications(secret=secret, provider=notifier, alert=alert)
 
@@ -522,12 +537,14 @@ class FluxBootstrapArgs:
     """Inputs of ``FluxBootstrap``: the three option groups whole, and what spans them.
 
     ``source`` and ``sync`` have no defaults (a key and a repository are needed); ``install`` defaults
-    to the pinned chart's default controllers. ``sops_age_key`` (kept secret) turns on SOPS decryption.
+    to the pinned chart's default controllers, and ``None`` means Flux's controllers and CRDs are
+    installed outside this component (the Flux Operator, an EKS add-on): then it adopts the namespace,
+    and leaves it in place on destroy. ``sops_age_key`` (kept secret) turns on SOPS decryption.
     """
 
     source: SourceSecretOptions
     sync: SyncOptions
-    install: InstallOptions = field(default_factory=InstallOptions)
+    install: InstallOptions | None = field(default_factory=InstallOptions)
     notifications: NotificationArgs | None = None
     sops_age_key: pulumi.Input[str] | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
@@ -535,12 +552,13 @@ class FluxBootstrapArgs:
 
     def __post_init__(self) -> None:
         problems = Problems("FluxBootstrapArgs")
-        for group, kind in (
-            ("source", SourceSecretOptions),
-            ("sync", SyncOptions),
-            ("install", InstallOptions),
-        ):
+        for group, kind in (("source", SourceSecretOptions), ("sync", SyncOptions)):
             problems.check(isinstance(getattr(self, group), kind), group, f"must be a {kind.__name__}")
+        problems.check(
+            self.install is None or isinstance(self.install, InstallOptions),
+            "install",
+            "must be an InstallOptions, or None (installed outside this component)",
+        )
         if self.notifications is not None and isinstance(self.install, InstallOptions):
             problems.check(
                 FluxComponent.NOTIFICATION_CONTROLLER in self.install.installed,
@@ -556,7 +574,7 @@ class FluxBootstrap(pulumi.ComponentResource):
     namespace: pulumi.Output[str]
     repository_url: pulumi.Output[str]
     namespace_resource: k8s.core.v1.Namespace
-    controllers: k8s.helm.v3.Release
+    controllers: k8s.helm.v3.Release | None
     source_secret: k8s.core.v1.Secret
     sops_secret: k8s.core.v1.Secret | None
     sync: SyncObjects
@@ -571,9 +589,15 @@ class FluxBootstrap(pulumi.ComponentResource):
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=args.sync.namespace, labels={"app.kubernetes.io/part-of": "flux", **args.labels}
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            # Installed elsewhere, Flux's namespace is not this component's to delete: it is adopted if it
+            # exists (the provider's server-side apply makes a create an upsert) and kept on destroy.
+            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=args.install is None),
         )
-        self.controllers = build_install(name, args.install, self.namespace_resource, self)
+        self.controllers = (
+            build_install(name, args.install, self.namespace_resource, self)
+            if args.install is not None
+            else None
+        )
         self.source_secret = build_source_secret(name, args.source, self.namespace_resource, self)
         self.sops_secret = (
             build_sops_secret(name, args.sops_age_key, self.namespace_resource, self)
@@ -596,6 +620,6 @@ class FluxBootstrap(pulumi.ComponentResource):
             {
                 "namespace": self.namespace,
                 "repositoryUrl": self.repository_url,
-                "chartVersion": args.install.version,
+                "chartVersion": args.install.version if args.install is not None else None,
             }
         )

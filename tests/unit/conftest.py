@@ -16,6 +16,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SOPS_TEST_KEY = "AGE-SECRET-KEY-1TESTONLYNOTAREALKEY"
 GITHUB_TEST_TOKEN = "ghp_testonly_not_a_real_token"
 WEBHOOK_TEST_URL = "https://hooks.example.invalid/testonly"
+LOCAL_TEST_KUBECONFIG = '{"apiVersion": "v1", "kind": "Config", "clusters": []}'
 
 
 def plan_in_a_subprocess(
@@ -38,6 +39,9 @@ def stack_config(stack: str) -> dict[str, Any]:
     raw["gitops-infra:sopsAgeKey"] = SOPS_TEST_KEY
     if "notifications" in raw.get("gitops-infra:flux", {}):
         raw["gitops-infra:notificationWebhook"] = WEBHOOK_TEST_URL
+    if stack == "local":  # the secrets `make demo` sets on its copy of the local stack
+        raw["gitops-infra:localKubeconfig"] = LOCAL_TEST_KUBECONFIG
+        raw["gitops-infra:localDeployKey"] = "mock-openssh-private-key-local"
     return raw
 
 

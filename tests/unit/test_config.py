@@ -399,3 +399,75 @@ def test_numbers_and_flags_are_strict(minimal: dict[str, Any], path: str, value:
     _set(minimal, path, value)
     key = path.replace(".0.", "[0].")
     assert any(problem.startswith(f"gitops-infra:{key}:") for problem in problems_of(minimal))
+
+
+# -- an existing cluster, an existing key, Flux installed elsewhere ---------------------------------------
+
+EXISTING_KEY = {"privateKey": "fleetDeployKey", "publicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA"}
+
+
+def test_an_existing_cluster_needs_only_its_kubeconfig(minimal: dict[str, Any]) -> None:
+    minimal["cluster"] = {"existing": {"kubeconfig": "homeKubeconfig"}}
+    [problem] = problems_of(minimal)
+    assert problem == (
+        "gitops-infra:cluster.existing.kubeconfig: names the secret gitops-infra:homeKubeconfig, which is "
+        "not set (pulumi config set --secret homeKubeconfig ...)"
+    )
+    minimal["homeKubeconfig"] = {"secure": "v1:ciphertext"}
+    config = load_config(minimal, stack="t")
+    assert isinstance(config.secrets.kubeconfig, pulumi.Output)
+    assert config.platform_name == "gitops-test"
+    # EKS settings beside `existing` are a mistake, named as such.
+    minimal["cluster"]["kubernetesVersion"] = "1.33"
+    assert problems_of(minimal) == ("gitops-infra:cluster.kubernetesVersion: unknown key",)
+
+
+def test_a_secret_key_nothing_names_is_still_unknown(minimal: dict[str, Any]) -> None:
+    minimal["homeKubeconfig"] = "stray"
+    assert problems_of(minimal) == ("gitops-infra:homeKubeconfig: unknown key",)
+
+
+def test_another_git_host_needs_its_host_keys_and_a_key_registered_there(minimal: dict[str, Any]) -> None:
+    minimal["git"] = {"url": "ssh://git@git.example.com/platform/fleet.git"}
+    problems = problems_of(minimal)
+    assert (
+        "gitops-infra:git.knownHosts: required for a git host other than github.com (its SSH host keys)"
+        in problems
+    )
+    assert any(
+        p.startswith("gitops-infra:git.owner: required to register the generated deploy key")
+        for p in problems
+    )
+
+    minimal["git"] |= {
+        "knownHosts": "git.example.com ssh-ed25519 AAAA",
+        "deployKey": {"existing": EXISTING_KEY},
+    }
+    minimal["fleetDeployKey"] = {"secure": "v1:ciphertext"}
+    config = load_config(minimal, stack="t")
+    assert config.git.ssh_url == "ssh://git@git.example.com/platform/fleet.git"
+    assert isinstance(config.secrets.deploy_private_key, pulumi.Output)
+
+    minimal["git"]["deployKey"]["rotation"] = "2026-02"
+    assert problems_of(minimal) == (
+        "gitops-infra:git.deployKey: algorithm and rotation are for a generated key; an existing key has "
+        "neither",
+    )
+
+
+def test_flux_installed_elsewhere_takes_no_install_settings(minimal: dict[str, Any]) -> None:
+    minimal["flux"] = {"install": "external"}
+    assert load_config(minimal, stack="t").flux.install == "external"
+    minimal["flux"] |= {"version": "2.18.3", "tolerations": [{"operator": "Exists"}]}
+    assert problems_of(minimal) == (
+        "gitops-infra:flux: tolerations, version: not used with install: external (the controllers are "
+        "installed outside this stack)",
+    )
+    minimal["flux"] = {"install": "operator"}
+    assert problems_of(minimal)[0].startswith("gitops-infra:flux.install:")
+
+
+def test_the_local_stack_loads(minimal: dict[str, Any]) -> None:
+    config = load_config(stack_config("local"), stack="local")
+    assert config.flux.install == "external"
+    assert config.git.deploy_key.existing is not None

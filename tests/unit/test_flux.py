@@ -35,6 +35,7 @@ from gitops_infra.components.flux import (
     image_automation_enabled,
     install_values,
     kustomization_manifest,
+    source_secret_data,
 )
 from gitops_infra.errors import ConfigError
 
@@ -347,3 +348,32 @@ def test_option_groups_must_be_the_option_types() -> None:
         "FluxBootstrapArgs.source: must be a SourceSecretOptions",
         "FluxBootstrapArgs.sync: must be a SyncOptions",
     )
+
+
+# -- Flux installed outside the component -----------------------------------------------------------------
+
+
+def test_installed_elsewhere_makes_no_release_and_keeps_the_namespace() -> None:
+    graph = bootstrap_external().graph
+    assert not graph.of_type(RELEASE)
+    namespace = graph.one(NAMESPACE)
+    assert namespace.retain_on_delete is True  # the Flux Operator's namespace is not ours to delete
+    repository, kustomization = graph.one(GIT_REPOSITORY), graph.one(KUSTOMIZATION)
+    assert graph.one(SECRET).urn in repository.dependencies
+    assert repository.urn in kustomization.dependencies
+    # Destroy still takes the sync objects first: their Secret, then the namespace, wait for them.
+    assert namespace.urn in graph.one(SECRET).dependencies
+
+
+def bootstrap_external() -> Run[FluxBootstrap]:
+    def program() -> FluxBootstrap:
+        provider = k8s.Provider("cluster", kubeconfig=MOCK_KUBECONFIG)
+        args = dataclasses.replace(bootstrap_args(), install=None)
+        return FluxBootstrap("flux", args, opts=pulumi.ResourceOptions(providers=[provider]))
+
+    return run(program)
+
+
+def test_an_existing_key_without_its_public_half_writes_no_identity_pub() -> None:
+    data = source_secret_data(SourceSecretOptions(private_key="mock-openssh-private-key"))
+    assert set(data) == {IDENTITY_KEY, KNOWN_HOSTS_KEY}

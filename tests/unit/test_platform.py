@@ -25,7 +25,7 @@ from gitops_infra import (
 )
 from gitops_infra.platform import Platform
 
-from .conftest import REPO_ROOT, stack_config
+from .conftest import LOCAL_TEST_KUBECONFIG, REPO_ROOT, stack_config
 from .harness import MOCK_KUBECONFIG, Graph, Run, run
 
 EXPORTS = {
@@ -315,3 +315,41 @@ def test_the_stack_programs_provider_keeps_the_aws_profile(monkeypatch: pytest.M
     graph = run(lambda: runpy.run_path(str(REPO_ROOT / "stacks" / "__main__.py")), config=config).graph
     kubeconfig = json.loads(graph.one("pulumi:providers:kubernetes").inputs["kubeconfig"])
     assert kubeconfig["users"][0]["user"]["exec"]["args"][-2:] == ["--profile", "platform-deployer"]
+
+
+# -- the local stack: an existing cluster, an existing key, Flux installed elsewhere ----------------------
+
+
+@pytest.fixture(scope="module")
+def local() -> Run[Platform]:
+    return platform("local")
+
+
+def test_the_local_stack_makes_no_cloud_resource(local: Run[Platform]) -> None:
+    assert local.graph.counts() == Counter(
+        {
+            "pulumi:providers:kubernetes": 1,
+            "gitops-infra:index:FluxBootstrap": 1,
+            "kubernetes:core/v1:Namespace": 2,
+            "kubernetes:core/v1:Secret": 1,
+            "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository": 1,
+            "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization": 1,
+            "gitops-infra:index:EnvironmentConfig": 1,
+            "kubernetes:core/v1:ConfigMap": 1,
+        }
+    )
+    assert local.result.cluster is None and local.result.deploy_key is None
+
+
+def test_the_local_stack_deploys_through_its_kubeconfig_with_its_own_key(local: Run[Platform]) -> None:
+    provider = local.graph.one("pulumi:providers:kubernetes")
+    assert provider.is_secret("kubeconfig")
+    assert provider.inputs["kubeconfig"] == LOCAL_TEST_KUBECONFIG
+    secret = local.graph.one("kubernetes:core/v1:Secret")
+    assert secret.is_secret("stringData")
+    assert secret.inputs["stringData"]["identity"] == "mock-openssh-private-key-local"
+    assert "identity.pub" not in secret.inputs["stringData"]
+    assert secret.inputs["stringData"]["known_hosts"].startswith("[127.0.0.1]:2222 ")
+    repository = local.graph.one("kubernetes:source.toolkit.fluxcd.io/v1:GitRepository")
+    assert repository.inputs["spec"]["url"] == "ssh://git@127.0.0.1:2222/fleet.git"
+    assert set(local.values) == {"clusterName", "fluxNamespace", "gitRepositoryUrl", "environment"}

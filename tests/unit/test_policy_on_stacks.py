@@ -88,7 +88,7 @@ def _mandatory(found: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[
 def stacks() -> dict[str, list[Resource]]:
     return {
         stack: _resources(offline_plan(stack, options=StackOptions(work_dir=REPO_ROOT)))
-        for stack in ("dev", "prod")
+        for stack in ("dev", "prod", "local")
     }
 
 
@@ -96,7 +96,7 @@ def test_every_policy_is_checked_here() -> None:
     assert set(RESOURCE_RULES) | {pack.DEPLOY_KEY_READ_ONLY} == set(pack.ENFORCEMENT)
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", ["dev", "prod", "local"])
 def test_the_committed_stacks_violate_no_mandatory_policy(
     stacks: dict[str, list[Resource]], stack: str
 ) -> None:
@@ -162,3 +162,14 @@ def test_broken_variants_violate_mandatory_policies(stacks: dict[str, list[Resou
     repository["spec"]["interval"] = "5s"
     assert _mandatory(_violations(polling)) == {}
     assert _violations(polling)[pack.FLUX_GIT_REPOSITORY_INTERVAL] != []
+
+
+def test_the_local_stack_has_only_kubernetes_objects_for_the_policies(
+    stacks: dict[str, list[Resource]],
+) -> None:
+    # An existing cluster and an existing key: nothing on AWS or GitHub to tag or to make read-only, and
+    # the GitRepository interval is still checked.
+    local = stacks["local"]
+    assert not [t for t, _, _ in local if t.startswith(("aws:", "eks:", "github:", "tls:"))]
+    assert any(t in rules.GIT_REPOSITORY_TYPES for t, _, _ in local)
+    assert rules.stack_deploy_key_violations(local) == []

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Builds the local cluster's toolchain into .tools/cluster/bin (git-ignored), from the Go wrapper modules
+# beside this script, the way tools/setup.sh builds the Pulumi engine: skipped while the pins (every
+# go.mod and go.sum under tools/cluster, and this script) are unchanged, and Go's module and build caches
+# are kept, so a change rebuilds only what it touches.
+#
+#   kubernetes/            kube-apiserver and kube-controller-manager (v1.34.4), etcd (v3.6.4)
+#   source-controller/     Flux source-controller (v1.8.5)
+#   kustomize-controller/  Flux kustomize-controller (v1.9.0)
+#   pulumi-kubernetes/     pulumi-resource-kubernetes (the one provider/v4 pseudo-version served)
+#
+# It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds, and
+# makes sure Debian's openssh-server is installed: the cluster tests serve the fleet repository over SSH.
+# ../shared/REAL_CLUSTER.md has the checked versions and why each replace is there. A cold build takes
+# about 25 minutes on 2 cores.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+
+here=tools/cluster
+out=.tools/cluster
+bin=$out/bin
+say() { printf 'setup: cluster: %s\n' "$*"; }
+die() { printf 'setup: cluster: error: %s\n' "$*" >&2; exit 1; }
+
+# --- sshd, for the fleet repository the tests and the demo serve over SSH ---------------------------------
+if ! command -v sshd >/dev/null && [ ! -x /usr/sbin/sshd ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "installing Debian's openssh-server (the cluster tests serve their fleet repository over SSH)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openssh-server >/dev/null ||
+      die "apt-get install openssh-server failed; install it and rerun setup"
+  else
+    die "no sshd: install openssh-server (the cluster tests serve their fleet repository over SSH)"
+  fi
+fi
+
+command -v go >/dev/null || die "the local cluster is built from Go modules: install Go 1.26+ and rerun setup"
+
+want=$(cat "$here"/*/go.mod "$here"/*/go.sum "$here/build.sh" | sha256sum | cut -d' ' -f1)
+binaries=(etcd kube-apiserver kube-controller-manager source-controller kustomize-controller pulumi-resource-kubernetes)
+complete=true
+for binary in "${binaries[@]}"; do
+  [ -x "$bin/$binary" ] || complete=false
+done
+if $complete && [ -d "$out/crds" ] && [ "$(cat "$out/.setup-stamp" 2>/dev/null)" = "$want" ]; then
+  say "reusing ${binaries[*]} in $bin"
+  exit 0
+fi
+
+# version MODULE FILE: the version FILE's go.mod requires of MODULE.
+version() {
+  awk -v m="$1" '{ for (i = 1; i < NF; i++) if ($i == m) { print $(i + 1); exit } }' "$2"
+}
+
+mkdir -p "$bin" "$out/crds"
+export CGO_ENABLED=0
+total=$(date +%s)
+build() { # build NAME DIR PACKAGE [go build flags...]
+  local name=$1 dir=$2 package=$3 started
+  shift 3
+  started=$(date +%s)
+  go -C "$dir" build -trimpath "$@" -o "$root/$bin/$name" "$package"
+  say "built $name in $(($(date +%s) - started))s ($(du -h "$bin/$name" | cut -f1))"
+}
+
+say "building ${binaries[*]} into $bin; a cold build takes about 25 minutes on 2 cores"
+
+k8s=$(version k8s.io/kubernetes "$here/kubernetes/go.mod")
+minor=${k8s#v1.}
+minor=${minor%%.*}
+stamp="-X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/component-base/version.gitMajor=1"
+stamp="$stamp -X k8s.io/component-base/version.gitMinor=$minor"
+# Without the version stamp the server says v0.0.0-master, and clients that check versions misbehave.
+build kube-apiserver "$here/kubernetes" k8s.io/kubernetes/cmd/kube-apiserver -ldflags "-s -w $stamp"
+build kube-controller-manager "$here/kubernetes" k8s.io/kubernetes/cmd/kube-controller-manager -ldflags "-s -w $stamp"
+build etcd "$here/kubernetes" go.etcd.io/etcd/server/v3 -ldflags "-s -w"
+build source-controller "$here/source-controller" github.com/fluxcd/source-controller -ldflags "-s -w"
+build kustomize-controller "$here/kustomize-controller" github.com/fluxcd/kustomize-controller -ldflags "-s -w"
+
+# The Flux CRDs ship in the controllers' own modules.
+rm -f "$out"/crds/*.yaml
+for controller in source-controller kustomize-controller; do
+  dir=$(go -C "$here/$controller" list -m -f '{{.Dir}}' "github.com/fluxcd/$controller")
+  cp "$dir"/config/crd/bases/*.yaml "$out/crds/"
+done
+chmod u+w "$out"/crds/*.yaml
+say "copied $(ls "$out"/crds/*.yaml | wc -l) Flux CRDs into $out/crds"
+
+# pulumi-resource-kubernetes embeds two generated files its module does not ship, and replaces its SDK
+# with a sibling directory that is not in the module: build a writable copy, as its own Makefile would.
+provider_module=github.com/pulumi/pulumi-kubernetes/provider/v4
+provider_version=$(version "$provider_module" "$here/pulumi-kubernetes/go.mod")
+provider_src=$(go -C "$here/pulumi-kubernetes" mod download -json "$provider_module@$provider_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+[ -d "$provider_src" ] || die "could not download $provider_module@$provider_version"
+copy=$out/src/pulumi-kubernetes-provider
+rm -rf "$copy"
+mkdir -p "$(dirname "$copy")"
+cp -r "$provider_src" "$copy"
+chmod -R u+w "$copy"
+go -C "$copy" mod edit -dropreplace github.com/pulumi/pulumi-kubernetes/sdk/v4
+(cd "$copy/cmd/pulumi-resource-kubernetes" && VERSION="${provider_version#v}" go run -mod=mod generate.go)
+build pulumi-resource-kubernetes "$copy" ./cmd/pulumi-resource-kubernetes -mod=mod \
+  -ldflags "-s -w -X $provider_module/pkg/version.Version=${provider_version#v}"
+
+echo "$want" >"$out/.setup-stamp"
+say "built the local cluster's toolchain in $(($(date +%s) - total))s; $(du -sh "$bin" | cut -f1) in $bin"
