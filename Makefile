@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # A project-local engine built by setup comes first on PATH; see tools/setup.sh.
 export PATH := $(CURDIR)/.tools/pulumi/bin:$(PATH)
 
-.PHONY: setup plan test test-floor lint bench
+.PHONY: setup plan test test-floor lint bench demo demo-down
 
 setup:
 	@bash tools/setup.sh
@@ -31,3 +31,11 @@ test-floor:
 # Benchmarks (not tests): ratios against the raw pulumi CLI, measured side by side; see README.
 bench: setup
 	$(PY) -m bench
+
+# See the whole loop on your laptop: a local cluster, Flux and an SSH fleet repository (see README).
+demo: setup
+	@$(PY) -m tests.cluster.demo up
+
+# Stops exactly what `make demo` started, and removes .demo/.
+demo-down:
+	@$(PY) -m tests.cluster.demo down

@@ -13,6 +13,7 @@ import pulumi
 import pulumi_github as github
 import pulumi_kubernetes as k8s
 
+from gitops_infra.components._kubernetes import kubernetes_provider
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS, DeployKey, DeployKeyArgs
 from gitops_infra.components.eks_cluster import (
     EksCluster,
@@ -182,7 +183,8 @@ def _cluster(
         tags = {**config.tags, ENVIRONMENT_TAG: config.environment.name}
         cluster = EksCluster(name, _cluster_args(config, config.cluster, tags), opts=opts)
         return cluster, cluster.provider
-    return None, k8s.Provider(f"{name}-k8s", kubeconfig=config.secrets.kubeconfig, opts=opts)
+    assert config.secrets.kubeconfig is not None  # config validation requires it for an existing cluster
+    return None, kubernetes_provider(f"{name}-k8s", config.secrets.kubeconfig, opts)
 
 
 def _deploy_key(

@@ -8,8 +8,11 @@
 #      1b. .venv-floor: the same, on the lowest pulumi pyproject.toml allows, for the unit tests;
 #   2. the Pulumi engine: a `pulumi` already on PATH when its version is in the supported range,
 #      otherwise the pinned CLI and Python language host built from tools/pulumi into .tools/pulumi/bin
-#      (skipped while the go.mod and go.sum files under tools/pulumi are unchanged). Go's module and build caches are
-#      left in place, so a rebuild after a pin change only compiles what changed.
+#      (skipped while the go.mod and go.sum files under tools/pulumi are unchanged). Go's module and
+#      build caches are left in place, so a rebuild after a pin change only compiles what changed;
+#   3. the local cluster's toolchain (tools/cluster/build.sh): etcd, kube-apiserver,
+#      kube-controller-manager, Flux's source- and kustomize-controller, pulumi-resource-kubernetes,
+#      and Debian's openssh-server for the fleet repository the cluster tests serve (built the same way).
 #
 # Prints one line per step saying what it did.
 set -euo pipefail
@@ -81,16 +84,17 @@ pinned=$(awk '{ for (i = 1; i < NF; i++) if ($i == "github.com/pulumi/pulumi/pkg
 want=$(fingerprint tools/pulumi/go.mod tools/pulumi/go.sum tools/pulumi/language-python/go.mod \
   tools/pulumi/language-python/go.sum)
 
+setup_engine() {
 if [ -x "$bin/pulumi" ] && [ -x "$bin/pulumi-language-python" ] &&
   [ "$(cat "$tools/.setup-stamp" 2>/dev/null)" = "$want" ]; then
   say "pulumi: reusing the built $("$bin/pulumi" version) in $bin"
-  exit 0
+  return 0
 fi
 
 if ambient=$(command -v pulumi 2>/dev/null) && ambient_version=$(pulumi version 2>/dev/null) &&
   version_in_range "$ambient_version" && command -v pulumi-language-python >/dev/null; then
   say "pulumi: using $ambient ($ambient_version) from PATH; nothing to build"
-  exit 0
+  return 0
 fi
 
 if ! command -v go >/dev/null; then
@@ -119,3 +123,9 @@ install -m 0755 "$sdk_dir/python/dist/pulumi-resource-pulumi-python" "$bin/"
 
 echo "$want" >"$tools/.setup-stamp"
 say "pulumi: built $("$bin/pulumi" version) in $(($(date +%s) - start))s; $(du -sh "$bin" | cut -f1) in $bin"
+}
+setup_engine
+
+# --- 3. The local cluster's toolchain, and sshd for its fleet repository ------------------------------
+# The real-Kubernetes tests (tests/cluster) and `make demo` need them: see tools/cluster/build.sh.
+bash tools/cluster/build.sh

@@ -17,6 +17,31 @@ __all__ = ["detect_drift"]
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DRIFT_OPS = {auto.OpType.UPDATE: DriftKind.CHANGED, auto.OpType.DELETE: DriftKind.DELETED}
+_SERVER_MAINTAINED: dict[str, tuple[str, ...]] = {
+    "kubernetes:": (
+        "metadata.managedFields",
+        "metadata.resourceVersion",
+        "metadata.generation",
+        "metadata.creationTimestamp",
+        "metadata.uid",
+        "status",
+    ),
+}
+"""Fields the API server rewrites whenever anyone touches an object, by resource type prefix.
+
+They change with every edit (an out-of-band ``kubectl patch`` moves ``resourceVersion`` and the
+``managedFields`` it owns), so a difference in them alone is not drift of anything declared; a
+difference in them beside a declared field would only bury that field's line.
+"""
+
+
+def _declared(resource_type: str, diff: PropertyDiff) -> bool:
+    for prefix, paths in _SERVER_MAINTAINED.items():
+        if resource_type.startswith(prefix) and any(
+            diff.path == path or diff.path.startswith((f"{path}.", f"{path}[")) for path in paths
+        ):
+            return False
+    return True
 
 
 def _masked(value: Any) -> Any:
@@ -90,7 +115,11 @@ def detect_drift(stack: str, *, options: StackOptions | None = None) -> DriftRep
         meta = outputs.metadata
         recorded = meta.old.outputs if meta.old else {}
         actual = meta.new.outputs if meta.new else {}
-        diffs = tuple(_property_diffs(recorded, actual)) if kind is DriftKind.CHANGED else ()
+        diffs = (
+            tuple(d for d in _property_diffs(recorded, actual) if _declared(meta.type, d))
+            if kind is DriftKind.CHANGED
+            else ()
+        )
         if kind is DriftKind.CHANGED and not diffs:
             # Nothing visible changed. Either a secret did (the engine masks both sides, so which one
             # cannot be told: each secret property is reported, masked), or only the recorded inputs

@@ -92,11 +92,13 @@ def _engine_message(exc: upstream.CommandError) -> str:
     """What the engine said went wrong, from the text of a failed command, deduplicated."""
     # pulumi.automation keeps only the command's text (code, stdout, stderr) on the exception.
     text = str(exc)
-    if streams := _COMMAND_TEXT.search(text):
-        text = f"{streams['stderr']}\n{streams['stdout']}"
+    # Each stream on its own, so that an error ending stderr does not run on into stdout's first line.
+    streams = [s["stderr"], s["stdout"]] if (s := _COMMAND_TEXT.search(text)) else [text]
+    text = "\n".join(streams)
     if report := _bug_report(text):
         return " ".join(report)
-    found = list(dict.fromkeys(_summary(block) for block in _error_blocks(text)))
+    blocks = [block for stream in streams for block in _error_blocks(stream)]
+    found = list(dict.fromkeys(_summary(block) for block in blocks))
     specific = [message for message in found if not message.startswith(_GENERIC_FAILURE)]
     if specific or found:
         return "; ".join(specific or found)

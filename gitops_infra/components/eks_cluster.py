@@ -23,7 +23,6 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -32,6 +31,7 @@ import pulumi_kubernetes as k8s
 
 from gitops_infra import checks
 from gitops_infra.components._args import Problems, is_known
+from gitops_infra.components._kubernetes import kubernetes_provider
 from gitops_infra.errors import ConfigError
 
 __all__ = [
@@ -541,12 +541,11 @@ def _build_provider(
     The exported kubeconfig stays profile-less, as pulumi-eks's is: a profile names this runner's
     credentials, not a reader's. The provider deploys from this runner, so it keeps the profile.
     """
-    # Any: mypy infers Output.secret's type variable as Never for an Output[str] (pulumi's annotations).
-    kubeconfig: Any = (
+    kubeconfig: pulumi.Input[str] = (
         cluster.kubeconfig_json if profile is None else cluster.get_kubeconfig(profile_name=profile)
     )
     opts = pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
-    return k8s.Provider(f"{name}-k8s", kubeconfig=pulumi.Output.secret(kubeconfig), opts=opts)
+    return kubernetes_provider(f"{name}-k8s", kubeconfig, opts)
 
 
 class EksCluster(pulumi.ComponentResource):

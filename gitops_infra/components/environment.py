@@ -23,6 +23,7 @@ from pydantic.alias_generators import to_camel
 
 from gitops_infra.checks import DNS_LABEL_PATTERN
 from gitops_infra.components._args import Problems
+from gitops_infra.components._kubernetes import OWNED
 
 __all__ = [
     "ENVIRONMENT_CONFIGMAP",
@@ -112,7 +113,9 @@ class EnvironmentConfig(pulumi.ComponentResource):
         )
         self.config_map = k8s.core.v1.ConfigMap(
             f"{name}-configmap",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=ENVIRONMENT_CONFIGMAP, namespace=env.service_namespace),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=ENVIRONMENT_CONFIGMAP, namespace=env.service_namespace, annotations=OWNED
+            ),
             data=environment_data(env),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.namespace]),
         )

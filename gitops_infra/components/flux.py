@@ -39,6 +39,7 @@ import pulumi_kubernetes as k8s
 
 from gitops_infra import checks
 from gitops_infra.components._args import Problems, is_known
+from gitops_infra.components._kubernetes import OWNED
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
 
 __all__ = [
@@ -290,7 +291,9 @@ def _secret(
 ) -> k8s.core.v1.Secret:
     return k8s.core.v1.Secret(
         resource_name,
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=secret_name, namespace=namespace.metadata.name),
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=secret_name, namespace=namespace.metadata.name, annotations=OWNED
+        ),
         type="Opaque",
         string_data=dict(data),
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace]),
@@ -407,7 +410,7 @@ def _custom_resource(
         resource_name,
         api_version=manifest["apiVersion"],
         kind=manifest["kind"],
-        metadata=manifest["metadata"],
+        metadata={**manifest["metadata"], "annotations": OWNED},
         spec=manifest["spec"],
         opts=opts,
     )

@@ -21,6 +21,8 @@ from pulumi import automation as auto
 
 from gitops_infra.automation import StackOptions, UpResult, up
 
+from ..gitrepo import git
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PASSPHRASE = "engine-test-passphrase"
 BUILT_BIN = REPO_ROOT / ".tools" / "pulumi" / "bin"
@@ -89,12 +91,6 @@ FIXTURE_PROJECT = Path(__file__).parent / "fixture_project"
 STACK = "dev"
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
 @dataclass
 class FixtureRepo:
     """A git repository holding the fixture Pulumi project, its stack and the files it manages."""
@@ -120,12 +116,12 @@ class FixtureRepo:
             stack.set_config(f"fixture:{key}", auto.ConfigValue(value))
 
     def commit(self, message: str) -> str:
-        _git(self.root, "add", "-A")
-        _git(self.root, "commit", "-q", "-m", message)
-        return _git(self.root, "rev-parse", "HEAD")
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "-m", message)
+        return git(self.root, "rev-parse", "HEAD")
 
     def head(self) -> str:
-        return _git(self.root, "rev-parse", "HEAD")
+        return git(self.root, "rev-parse", "HEAD")
 
     def on_disk(self) -> dict[str, str]:
         return {p.name: p.read_text() for p in sorted(self.files_dir.iterdir())}
@@ -151,7 +147,7 @@ class FixtureRepo:
     def worktrees(self) -> list[str]:
         return [
             line
-            for line in _git(self.root, "worktree", "list", "--porcelain").splitlines()
+            for line in git(self.root, "worktree", "list", "--porcelain").splitlines()
             if line.startswith("worktree ")
         ]
 
@@ -163,12 +159,12 @@ def repo(engine_env: dict[str, str], tmp_path: Path) -> FixtureRepo:
     files_dir = tmp_path / "files"
     files_dir.mkdir()
     root.mkdir()
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "config", "user.email", "engine-tests@example.invalid")
-    _git(root, "config", "user.name", "engine tests")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "engine-tests@example.invalid")
+    git(root, "config", "user.name", "engine tests")
     (root / "README").write_text("fixture repository\n")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "before the project existed")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "before the project existed")
 
     shutil.copy(FIXTURE_PROJECT / "__main__.py", root / "__main__.py")
     (root / "Pulumi.yaml").write_text(

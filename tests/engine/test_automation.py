@@ -30,7 +30,8 @@ from gitops_infra.errors import (
     WorkspaceError,
 )
 
-from .conftest import SECRET_TOKEN, FixtureRepo, _git, concurrent_ups
+from ..gitrepo import git
+from .conftest import SECRET_TOKEN, FixtureRepo, concurrent_ups
 
 pytestmark = pytest.mark.engine
 
@@ -56,7 +57,7 @@ def test_preview_of_an_empty_stack_lists_the_creates(repo: FixtureRepo) -> None:
 
 
 def test_up_applies_and_a_second_up_changes_nothing(repo: FixtureRepo) -> None:
-    head = _git(repo.root, "rev-parse", "HEAD")
+    head = git(repo.root, "rev-parse", "HEAD")
 
     first = up("dev", options=repo.options, message="first deploy")
     assert first.changes == {"create": 3}
@@ -108,7 +109,7 @@ def test_drift_is_reported_without_writing_state_and_refresh_accepts_it(repo: Fi
 
 
 def test_rollback_to_a_commit_restores_reality_outputs_and_leaves_no_worktree(repo: FixtureRepo) -> None:
-    commit_a = _git(repo.root, "rev-parse", "HEAD")
+    commit_a = git(repo.root, "rev-parse", "HEAD")
     up("dev", options=repo.options)
     repo.configure({"a": "uno", "b": "two", "c": "three"})
     commit_b = repo.commit("B: change a, add c")
@@ -126,8 +127,8 @@ def test_rollback_to_a_commit_restores_reality_outputs_and_leaves_no_worktree(re
     # No worktree or temp checkout is left, and the caller's work tree is untouched.
     assert len(repo.worktrees()) == 1
     assert _rollback_dirs() == leftovers
-    assert _git(repo.root, "rev-parse", "HEAD") == commit_b
-    assert _git(repo.root, "status", "--porcelain") == ""
+    assert git(repo.root, "rev-parse", "HEAD") == commit_b
+    assert git(repo.root, "status", "--porcelain") == ""
 
     deployments = history("dev", options=repo.options)
     assert [(d.kind, d.result, d.commit) for d in deployments] == [
@@ -140,8 +141,8 @@ def test_rollback_to_a_commit_restores_reality_outputs_and_leaves_no_worktree(re
 
 
 def test_rollback_to_previous_and_to_a_tag(repo: FixtureRepo) -> None:
-    commit_a = _git(repo.root, "rev-parse", "HEAD")
-    _git(repo.root, "tag", "known-good")
+    commit_a = git(repo.root, "rev-parse", "HEAD")
+    git(repo.root, "tag", "known-good")
     up("dev", options=repo.options)
     repo.configure({"a": "uno"})
     commit_b = repo.commit("B: only a")
@@ -197,13 +198,13 @@ def test_unknown_commit_is_refused_before_anything_runs(repo: FixtureRepo) -> No
     assert unknown.value.commit == "no-such-ref"
     assert "no-such-ref" in str(unknown.value)
 
-    first_commit = _git(repo.root, "rev-list", "--max-parents=0", "HEAD")
+    first_commit = git(repo.root, "rev-list", "--max-parents=0", "HEAD")
     with pytest.raises(CommitNotFoundError, match=r"Pulumi\.yaml"):
         rollback_to_commit("dev", first_commit, options=repo.options)
 
     assert repo.state_bytes() == before
     assert len(repo.worktrees()) == 1
-    assert _git(repo.root, "status", "--porcelain") == ""
+    assert git(repo.root, "status", "--porcelain") == ""
 
 
 def test_previous_with_no_earlier_commit_is_refused(repo: FixtureRepo) -> None:

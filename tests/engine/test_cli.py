@@ -10,7 +10,8 @@ from click.testing import CliRunner, Result
 
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
 
-from .conftest import SECRET_TOKEN, FixtureRepo, _git
+from ..gitrepo import git
+from .conftest import SECRET_TOKEN, FixtureRepo
 
 pytestmark = pytest.mark.engine
 
@@ -60,7 +61,7 @@ def test_up_prints_plain_progress_and_json_results(repo: FixtureRepo) -> None:
     document = _json(again)  # the whole of stdout is one JSON document
     assert document["changes"] == {"same": 3}
     assert document["version"] == 2
-    assert document["commit"] == _git(repo.root, "rev-parse", "HEAD")
+    assert document["commit"] == git(repo.root, "rev-parse", "HEAD")
     assert document["outputs"]["token"] == "[secret]"
     assert SECRET_TOKEN not in again.output + plain.output
 
@@ -89,7 +90,7 @@ def test_drift_exit_codes_come_from_the_engine(repo: FixtureRepo) -> None:
 
 
 def test_rollback_and_history(repo: FixtureRepo) -> None:
-    commit_a = _git(repo.root, "rev-parse", "HEAD")
+    commit_a = git(repo.root, "rev-parse", "HEAD")
     assert _cli(repo, "up", "--yes").exit_code == EXIT_OK
     repo.configure({"a": "uno"})
     commit_b = repo.commit("B")

@@ -11,7 +11,8 @@ import pytest
 from gitops_infra.automation import history, rollback_to_commit, up
 from gitops_infra.errors import OperationFailedError
 
-from .conftest import FixtureRepo, _git
+from ..gitrepo import git
+from .conftest import FixtureRepo
 
 pytestmark = pytest.mark.engine
 
@@ -47,9 +48,9 @@ def test_a_rollback_to_a_failing_commit_leaves_nothing_behind(repo: FixtureRepo)
     # No worktree, no temp checkout, and the caller's work tree untouched.
     assert len(repo.worktrees()) == 1
     assert _rollback_dirs() == leftovers
-    assert _git(repo.root, "worktree", "list", "--porcelain").count("worktree ") == 1
-    assert _git(repo.root, "rev-parse", "HEAD") == commit_b
-    assert _git(repo.root, "status", "--porcelain") == ""
+    assert git(repo.root, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert git(repo.root, "rev-parse", "HEAD") == commit_b
+    assert git(repo.root, "status", "--porcelain") == ""
     # Nothing was applied: the program failed before registering a resource.
     assert repo.on_disk() == {"a": "uno", "c": "three"}
     assert [(d.result, d.commit) for d in history("dev", options=repo.options)][:1] == [("failed", commit_f)]

@@ -12,6 +12,7 @@ import pytest
 from pulumi.automation import CommandResult
 from pulumi.automation import errors as upstream
 
+from gitops_infra.automation import PropertyDiff
 from gitops_infra.automation.engine import EngineEvents, _engine_message, map_engine_errors
 from gitops_infra.automation.stack_target import DEFAULT_STATE_DIR, StackOptions, StackTarget
 from gitops_infra.errors import (
@@ -80,6 +81,14 @@ def test_engine_message_drops_the_generic_line_when_a_specific_one_exists() -> N
     message = _engine_message(_failed(stdout=MISSING_CONFIG))  # type: ignore[arg-type]
     assert message.startswith("Missing required configuration variable 'fixture:directory'")
     assert "unhandled error occurred" not in message
+
+
+def test_engine_message_does_not_run_stderr_into_stdout() -> None:
+    # Seen on a real `up` with the kubernetes plugin off PATH: stderr ends on the engine's error, and
+    # stdout starts with the progress header, which must not read as part of that error.
+    stderr = "error: could not load provider kubernetes: failed to download plugin: failed all 5 attempts"
+    message = _engine_message(_failed(stdout="Updating (local):\n @ updating.....\n", stderr=stderr))  # type: ignore[arg-type]
+    assert message == "could not load provider kubernetes: failed to download plugin: failed all 5 attempts"
 
 
 def _translate(exc: Exception, target: StackTarget, operation: str) -> Exception:
@@ -190,3 +199,20 @@ def test_an_engine_panic_is_summarised_by_its_panic_line_not_a_stack_frame() -> 
         "Panic: fatal: An assertion has failed: Urn is: 'garbage'"
     )
     assert ".go:" not in message
+
+
+def test_drift_ignores_what_the_api_server_maintains_on_kubernetes_objects() -> None:
+    from gitops_infra.automation.drift import _declared
+
+    configmap = "kubernetes:core/v1:ConfigMap"
+    for path in (
+        "metadata.managedFields",
+        "metadata.managedFields[0].time",
+        "metadata.resourceVersion",
+        "status",
+    ):
+        assert not _declared(configmap, PropertyDiff(path=path, recorded=1, actual=2)), path
+    assert _declared(configmap, PropertyDiff(path="data.baseDomain", recorded="a", actual="b"))
+    assert _declared(configmap, PropertyDiff(path="metadata.labels.team", recorded="a", actual="b"))
+    # Other providers' resources keep every path: a `status` there may well be declared.
+    assert _declared("aws:ec2/vpc:Vpc", PropertyDiff(path="status", recorded="a", actual="b"))

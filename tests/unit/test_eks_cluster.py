@@ -361,3 +361,11 @@ def test_the_provider_waits_for_the_private_endpoints_rules() -> None:
     rules = {r.urn for r in graph.of_type("aws:ec2/securityGroupRule:SecurityGroupRule")}
     assert len(rules) == 2
     assert rules <= set(graph.one("pulumi:providers:kubernetes").dependencies)
+
+
+def test_the_provider_updates_configmaps_and_secrets_in_place() -> None:
+    # Without it, a changed contract or key replaces the fixed-name object, deleting it first.
+    provider = build(new_vpc_args()).graph.one("pulumi:providers:kubernetes")
+    # Provider config reaches the engine as strings.
+    assert provider.inputs["enableConfigMapMutable"] == "true"
+    assert provider.inputs["enableSecretMutable"] == "true"

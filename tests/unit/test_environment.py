@@ -61,7 +61,12 @@ def test_component_creates_namespace_then_configmap() -> None:
     namespace = graph.one("kubernetes:core/v1:Namespace", "env-namespace")
     config_map = graph.one("kubernetes:core/v1:ConfigMap", "env-configmap")
     assert namespace.input("metadata.name") == "apps"
-    assert config_map.inputs["metadata"] == {"name": ENVIRONMENT_CONFIGMAP, "namespace": "apps"}
+    assert config_map.inputs["metadata"] == {
+        "name": ENVIRONMENT_CONFIGMAP,
+        "namespace": "apps",
+        # The platform's apply takes back fields edited out of band, so `up` can restore drift.
+        "annotations": {"pulumi.com/patchForce": "true"},
+    }
     assert config_map.inputs["data"] == environment_data(ENV)
     assert namespace.urn in config_map.dependencies
     assert namespace.parent == config_map.parent == component.urn

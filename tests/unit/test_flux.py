@@ -377,3 +377,15 @@ def bootstrap_external() -> Run[FluxBootstrap]:
 def test_an_existing_key_without_its_public_half_writes_no_identity_pub() -> None:
     data = source_secret_data(SourceSecretOptions(private_key="mock-openssh-private-key"))
     assert set(data) == {IDENTITY_KEY, KNOWN_HOSTS_KEY}
+
+
+def test_every_object_flux_bootstrap_declares_takes_its_fields_back_on_apply() -> None:
+    # Server-side apply leaves a field edited out of band to its editor; `up` must restore it instead.
+    graph = bootstrap(
+        sops_age_key="AGE-SECRET-KEY-1TEST",
+        notifications=NotificationArgs(provider_type="slack", webhook="https://hooks.example.invalid/x"),
+    ).graph
+    declared = [*graph.of_type(SECRET), *graph.of_type(GIT_REPOSITORY), *graph.of_type(KUSTOMIZATION)]
+    declared += [*graph.of_type(NOTIFY_PROVIDER), *graph.of_type(ALERT)]
+    assert len(declared) == 7
+    assert all(r.input("metadata.annotations") == {"pulumi.com/patchForce": "true"} for r in declared)

@@ -50,7 +50,7 @@ fi
 
 # version MODULE FILE: the version FILE's go.mod requires of MODULE.
 version() {
-  awk -v m="$1" '{ for (i = 1; i < NF; i++) if ($i == m) { print $(i + 1); exit } }' "$2"
+  awk -v m="$1" '/^[[:space:]]*\/\// { next } { for (i = 1; i < NF; i++) if ($i == m) { print $(i + 1); exit } }' "$2"
 }
 
 mkdir -p "$bin" "$out/crds"

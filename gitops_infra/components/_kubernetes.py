@@ -1,0 +1,36 @@
+"""The Kubernetes provider the platform deploys through, made in one place for both kinds of cluster."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+__all__ = ["OWNED", "kubernetes_provider"]
+
+OWNED: dict[str, str] = {"pulumi.com/patchForce": "true"}
+"""Annotations on every object whose content the platform declares: its apply takes the fields back.
+
+The provider applies server-side, and a field someone edited out of band (``kubectl edit``, a client
+library) then belongs to that editor: the next ``up`` would fail with an apply conflict instead of
+restoring the declared value (seen on a real API server, restoring drift of the ``environment``
+ConfigMap). Drift is exactly what ``up`` is there to undo, so the platform's apply forces.
+"""
+
+
+def kubernetes_provider(
+    name: str, kubeconfig: pulumi.Input[str], opts: pulumi.ResourceOptions
+) -> k8s.Provider:
+    """A provider for the cluster ``kubeconfig`` reaches, its kubeconfig kept secret.
+
+    ConfigMaps and Secrets are updated in place. By default the provider replaces one whose data
+    changed, and one with a fixed name (``environment``, ``flux-system``) is deleted before it is made
+    again: app teams would read no contract, and Flux no key, for that moment (seen on a real API
+    server; mocks cannot show it).
+    """
+    return k8s.Provider(
+        name,
+        kubeconfig=pulumi.Output.secret(kubeconfig),
+        enable_config_map_mutable=True,
+        enable_secret_mutable=True,
+        opts=opts,
+    )

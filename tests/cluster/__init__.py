@@ -1,0 +1,1 @@
+"""The real-Kubernetes tier: see local_cluster.py and conftest.py."""

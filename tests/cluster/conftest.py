@@ -1,0 +1,156 @@
+"""Fixtures for the real-Kubernetes tier: one local cluster and one SSH fleet server per session.
+
+Each test gets a project of its own: this repository's stack program (``stacks/``) on a copy of the
+committed ``Pulumi.local.yaml`` (an existing cluster, Flux installed outside the stack, a deploy key
+registered on the fleet server), in a temp git repository, on a temp file backend, with namespaces and a
+fleet path of its own, so tests neither see nor prune each other's objects. Its stack is destroyed
+afterwards. With ``CI`` set, a missing toolchain fails the run instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pulumi import automation as auto
+
+from gitops_infra.automation import StackOptions
+
+from ..engine.conftest import ENGINE, PASSPHRASE
+from ..gitrepo import git
+from .local_cluster import BIN_DIR, DeployKeyPair, FleetServer, LocalCluster
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+STACK = "local"
+
+
+def _require_toolchain() -> None:
+    missing = [
+        name for name in ("kube-apiserver", "pulumi-resource-kubernetes") if not (BIN_DIR / name).is_file()
+    ]
+    if ENGINE is None or missing or not Path("/usr/sbin/sshd").is_file():
+        message = "the local cluster's toolchain is not built: run `make setup`"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    _require_toolchain()
+    local = LocalCluster(tmp_path_factory.mktemp("cluster")).start()
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+@pytest.fixture(scope="session")
+def deploy_key() -> DeployKeyPair:
+    """The key the fleet server trusts, as a platform team would have registered it."""
+    return DeployKeyPair.generate()
+
+
+@pytest.fixture(scope="session")
+def fleet(tmp_path_factory: pytest.TempPathFactory, deploy_key: DeployKeyPair) -> Iterator[FleetServer]:
+    _require_toolchain()
+    server = FleetServer(tmp_path_factory.mktemp("fleet"), deploy_key).start()
+    server.commit({"README.md": "The fleet repository the cluster tests sync.\n"}, "an empty fleet")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass
+class LocalStack:
+    """One test's copy of the local stack: its project, its names, and a client for the cluster."""
+
+    root: Path
+    env: dict[str, str]
+    name: str
+    """The test's own suffix: its namespaces are ``flux-<name>`` and ``apps-<name>``."""
+    fleet_path: str
+    api: Any
+
+    @property
+    def options(self) -> StackOptions:
+        return StackOptions(work_dir=self.root, env=self.env)
+
+    @property
+    def flux_namespace(self) -> str:
+        return f"flux-{self.name}"
+
+    @property
+    def service_namespace(self) -> str:
+        return f"apps-{self.name}"
+
+    def raw_stack(self) -> auto.Stack:
+        return auto.Stack.select(STACK, auto.LocalWorkspace(work_dir=str(self.root), env_vars=self.env))
+
+    def set(self, path: str, value: Any, *, secret: bool = False) -> None:
+        """Set ``gitops-infra:<path>`` (a dotted path into a section) in Pulumi.local.yaml."""
+        text = value if isinstance(value, str) else json.dumps(value)
+        self.raw_stack().set_config(f"gitops-infra:{path}", auto.ConfigValue(text, secret=secret), path=True)
+
+    def commit(self, message: str) -> str:
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "-m", message)
+        return git(self.root, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def local_stack(
+    request: pytest.FixtureRequest,
+    cluster: LocalCluster,
+    fleet: FleetServer,
+    deploy_key: DeployKeyPair,
+    tmp_path: Path,
+) -> Iterator[LocalStack]:
+    """The committed local stack, configured for this cluster and fleet server; destroyed afterwards."""
+    assert ENGINE is not None
+    name = request.node.name.removeprefix("test_")[:24].rstrip("_").replace("_", "-")
+    root = tmp_path / "project"
+    root.mkdir()
+    backend = tmp_path / "backend"
+    backend.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "cluster-tests@example.invalid")
+    git(root, "config", "user.name", "cluster tests")
+    (root / "Pulumi.yaml").write_text(
+        f"name: gitops-infra\nruntime:\n  name: python\n  options:\n    virtualenv: {sys.prefix}\n"
+        f"main: {REPO_ROOT / 'stacks'}\n"
+    )
+    shutil.copy(REPO_ROOT / "Pulumi.local.yaml", root / "Pulumi.local.yaml")
+    env = {
+        "PULUMI_BACKEND_URL": backend.as_uri(),
+        "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
+        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        "PULUMI_HOME": str(tmp_path / "pulumi-home"),
+        # The engine finds the Kubernetes provider on PATH, beside its own binaries.
+        "PATH": f"{BIN_DIR}{os.pathsep}{ENGINE.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    auto.Stack.create(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
+    fleet_path = f"clusters/{name}"
+    stack = LocalStack(root=root, env=env, name=name, fleet_path=fleet_path, api=cluster.api())
+    # What `make demo` writes: where the fleet server is and its host key, and the two secrets.
+    stack.set("git.url", fleet.url)
+    stack.set("git.knownHosts", fleet.known_hosts)
+    stack.set("git.path", fleet_path)
+    stack.set("environment.serviceNamespace", stack.service_namespace)
+    stack.set("flux.namespace", stack.flux_namespace)
+    stack.set("localKubeconfig", cluster.kubeconfig, secret=True)
+    stack.set("localDeployKey", deploy_key.private_key, secret=True)
+    stack.commit("the local stack, configured for this cluster")
+    try:
+        yield stack
+    finally:
+        stack.raw_stack().destroy(on_output=None)

@@ -1,0 +1,611 @@
+"""A real Kubernetes API, Flux's controllers and an SSH fleet repository, on loopback, as plain processes.
+
+The harness behind ``tests/cluster`` and ``make demo``. Everything it starts runs from the binaries
+``tools/cluster/build.sh`` builds into ``.tools/cluster/bin``, on free loopback ports, in one temp
+directory:
+
+- :class:`LocalCluster`: etcd, kube-apiserver and kube-controller-manager (no kubelet, no scheduler: pods
+  are stored, never run), a temp PKI and an admin kubeconfig; then Flux's CRDs, and source-controller and
+  kustomize-controller as local processes, as if installed outside the platform (``flux.install:
+  external``).
+- :class:`FleetServer`: Debian's ``sshd`` with its own config, serving a bare git repository through
+  ``git-shell`` to one deploy key (ECDSA P-384, OpenSSH format), with its own host key for
+  ``known_hosts``. Flux's source-controller authenticates to it exactly as it would to GitHub.
+
+Every process is recorded by pid and stopped by :meth:`stop`, even after a failure; a component that does
+not become ready within its bound fails with the tail of its log. ``../shared/REAL_CLUSTER.md`` has the
+checked versions, flags and pitfalls.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime
+import getpass
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Self
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from ..gitrepo import git
+
+__all__ = ["BIN_DIR", "CRD_DIR", "DeployKeyPair", "FleetServer", "LocalCluster", "free_port"]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BIN_DIR = REPO_ROOT / ".tools" / "cluster" / "bin"
+CRD_DIR = REPO_ROOT / ".tools" / "cluster" / "crds"
+READY_SECONDS = 90.0
+"""How long a component may take to become ready before the harness gives up with its log."""
+SERVICE_RANGE = "10.0.0.0/24"
+STOP_SECONDS = 20.0
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+@dataclass
+class _Process:
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+
+@dataclass
+class _Processes:
+    """The processes one harness started: each stopped by its pid, last started first."""
+
+    log_dir: Path
+    running: list[_Process] = field(default_factory=list)
+
+    def start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> _Process:
+        log = self.log_dir / f"{name}.log"
+        with log.open("wb") as out:
+            popen = subprocess.Popen(
+                argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **(env or {})},
+                # Its own session: a Ctrl-C meant for pytest or `make` does not reach it mid-teardown.
+                start_new_session=True,
+            )
+        process = _Process(name=name, popen=popen, log=log)
+        self.running.append(process)
+        return process
+
+    def wait_until(self, process: _Process, ready: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + READY_SECONDS
+        while time.monotonic() < deadline:
+            if not process.alive():
+                raise RuntimeError(
+                    f"{process.name} exited ({process.popen.returncode}) before {what}:\n{_tail(process.log)}"
+                )
+            with contextlib.suppress(OSError, ValueError, ssl.SSLError):
+                if ready():
+                    return
+            time.sleep(0.2)
+        raise RuntimeError(f"{process.name}: no {what} within {READY_SECONDS:.0f} s:\n{_tail(process.log)}")
+
+    def stop_all(self) -> None:
+        for process in reversed(self.running):
+            if process.alive():
+                with contextlib.suppress(ProcessLookupError):
+                    process.popen.send_signal(signal.SIGTERM)
+                try:
+                    process.popen.wait(timeout=STOP_SECONDS)
+                except subprocess.TimeoutExpired:
+                    process.popen.kill()
+                    process.popen.wait(timeout=STOP_SECONDS)
+        self.running.clear()
+
+
+# -- PKI --------------------------------------------------------------------------------------------------
+
+
+def _key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
+def _certificate(
+    subject: x509.Name,
+    key: ec.EllipticCurvePrivateKey,
+    issuer: tuple[x509.Name, ec.EllipticCurvePrivateKey] | None = None,
+    *,
+    ca: bool = False,
+    san: list[x509.GeneralName] | None = None,
+    client: bool = False,
+) -> x509.Certificate:
+    now = datetime.datetime.now(datetime.UTC)
+    issuer_name, issuer_key = issuer or (subject, key)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=2))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
+    if san:
+        builder = builder.add_extension(x509.SubjectAlternativeName(san), critical=False)
+    if not ca:
+        usage = (
+            x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH if client else x509.oid.ExtendedKeyUsageOID.SERVER_AUTH
+        )
+        builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+    return builder.sign(issuer_key, hashes.SHA256())
+
+
+def _name(common: str, organization: str | None = None) -> x509.Name:
+    attributes = [x509.NameAttribute(NameOID.COMMON_NAME, common)]
+    if organization:
+        attributes.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization))
+    return x509.Name(attributes)
+
+
+@dataclass(frozen=True)
+class _Pki:
+    ca_cert: Path
+    ca_key: Path
+    server_cert: Path
+    server_key: Path
+    admin_cert: Path
+    admin_key: Path
+    service_account_key: Path
+    service_account_pub: Path
+
+    @classmethod
+    def make(cls, directory: Path) -> _Pki:
+        directory.mkdir(parents=True)
+        ca_key = _key()
+        ca_name = _name("gitops-infra-local-ca")
+        ca = _certificate(ca_name, ca_key, ca=True)
+        first_service_ip = next(ipaddress.ip_network(SERVICE_RANGE).hosts())
+        server_key = _key()
+        server = _certificate(
+            _name("kube-apiserver"),
+            server_key,
+            (ca_name, ca_key),
+            san=[
+                x509.DNSName("localhost"),
+                x509.DNSName("kubernetes.default.svc"),
+                x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                x509.IPAddress(first_service_ip),
+            ],
+        )
+        admin_key = _key()
+        admin = _certificate(_name("admin", "system:masters"), admin_key, (ca_name, ca_key), client=True)
+        service_account_key = _key()
+        files = {
+            "ca.crt": ca.public_bytes(serialization.Encoding.PEM),
+            "ca.key": _pem(ca_key),
+            "server.crt": server.public_bytes(serialization.Encoding.PEM),
+            "server.key": _pem(server_key),
+            "admin.crt": admin.public_bytes(serialization.Encoding.PEM),
+            "admin.key": _pem(admin_key),
+            "sa.key": _pem(service_account_key),
+            "sa.pub": service_account_key.public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            ),
+        }
+        for name, content in files.items():
+            (directory / name).write_bytes(content)
+            (directory / name).chmod(0o600)
+        return cls(
+            *(directory / name for name in ("ca.crt", "ca.key", "server.crt", "server.key", "admin.crt")),
+            admin_key=directory / "admin.key",
+            service_account_key=directory / "sa.key",
+            service_account_pub=directory / "sa.pub",
+        )
+
+
+class _Harness:
+    """Processes started together: ``start`` brings them all up or, failing, stops what it started."""
+
+    workdir: Path
+    processes: _Processes
+
+    def start(self) -> Self:
+        """Start everything, each part ready before the next; stop what started if anything fails."""
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Stop every process this harness started, newest first."""
+        self.processes.stop_all()
+
+
+# -- the cluster ------------------------------------------------------------------------------------------
+
+
+class LocalCluster(_Harness):
+    """etcd, kube-apiserver, kube-controller-manager, Flux's CRDs and two controllers, on loopback."""
+
+    def __init__(self, workdir: Path, *, bin_dir: Path = BIN_DIR, crd_dir: Path = CRD_DIR) -> None:
+        self.workdir = workdir
+        self.bin_dir = bin_dir
+        self.crd_dir = crd_dir
+        (workdir / "logs").mkdir(parents=True, exist_ok=True)
+        self.processes = _Processes(workdir / "logs")
+        self.api_port = 0
+        self.kubeconfig_path = workdir / "kubeconfig"
+
+    @property
+    def kubeconfig(self) -> str:
+        """The admin kubeconfig, with its credentials inline (what a secret config value holds)."""
+        return self.kubeconfig_path.read_text()
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.api_port}"
+
+    def _binary(self, name: str) -> str:
+        path = self.bin_dir / name
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} is missing: run `make setup` to build the local cluster")
+        return str(path)
+
+    def _start(self) -> None:
+        pki = _Pki.make(self.workdir / "pki")
+        self._start_etcd()
+        self._start_apiserver(pki)
+        self._write_kubeconfig(pki)
+        self._start_controller_manager(pki)
+        self._apply_crds()
+        self._start_flux_controllers()
+
+    def _start_etcd(self) -> None:
+        client, peer = free_port(), free_port()
+        self.etcd_url = f"http://127.0.0.1:{client}"
+        etcd = self.processes.start(
+            "etcd",
+            [
+                self._binary("etcd"),
+                "--name=local",
+                f"--data-dir={self.workdir / 'etcd'}",
+                f"--listen-client-urls={self.etcd_url}",
+                f"--advertise-client-urls={self.etcd_url}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
+                f"--initial-cluster=local=http://127.0.0.1:{peer}",
+                "--unsafe-no-fsync",
+                "--log-level=warn",
+            ],
+        )
+
+        def healthy() -> bool:
+            with urllib.request.urlopen(f"{self.etcd_url}/health", timeout=2) as response:
+                return bool(json.load(response).get("health") == "true")
+
+        self.processes.wait_until(etcd, healthy, "health")
+
+    def _start_apiserver(self, pki: _Pki) -> None:
+        self.api_port = free_port()
+        self.pki = pki
+        apiserver = self.processes.start(
+            "kube-apiserver",
+            [
+                self._binary("kube-apiserver"),
+                f"--etcd-servers={self.etcd_url}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={self.api_port}",
+                f"--tls-cert-file={pki.server_cert}",
+                f"--tls-private-key-file={pki.server_key}",
+                f"--client-ca-file={pki.ca_cert}",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                f"--service-account-key-file={pki.service_account_pub}",
+                f"--service-account-signing-key-file={pki.service_account_key}",
+                f"--service-cluster-ip-range={SERVICE_RANGE}",
+                "--authorization-mode=RBAC",
+                "--allow-privileged=true",
+                "--enable-priority-and-fairness=false",
+                "--profiling=false",
+                "--endpoint-reconciler-type=none",
+            ],
+        )
+        context = ssl.create_default_context(cafile=str(pki.ca_cert))
+        context.load_cert_chain(str(pki.admin_cert), str(pki.admin_key))
+
+        def ready() -> bool:
+            with urllib.request.urlopen(f"{self.server}/readyz", timeout=2, context=context) as response:
+                return bool(response.read() == b"ok")
+
+        self.processes.wait_until(apiserver, ready, "/readyz")
+
+    def _write_kubeconfig(self, pki: _Pki) -> None:
+        def encoded(path: Path) -> str:
+            return base64.b64encode(path.read_bytes()).decode()
+
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "local",
+                    "cluster": {"server": self.server, "certificate-authority-data": encoded(pki.ca_cert)},
+                }
+            ],
+            "users": [
+                {
+                    "name": "admin",
+                    "user": {
+                        "client-certificate-data": encoded(pki.admin_cert),
+                        "client-key-data": encoded(pki.admin_key),
+                    },
+                }
+            ],
+            "contexts": [{"name": "local", "context": {"cluster": "local", "user": "admin"}}],
+            "current-context": "local",
+        }
+        self.kubeconfig_path.write_text(json.dumps(config, indent=2))
+        self.kubeconfig_path.chmod(0o600)
+
+    def _start_controller_manager(self, pki: _Pki) -> None:
+        # Without it a deleted namespace stays Terminating for ever, and Pulumi's delete waits on it.
+        port = free_port()
+        kubeconfig = str(self.kubeconfig_path)
+        manager = self.processes.start(
+            "kube-controller-manager",
+            [
+                self._binary("kube-controller-manager"),
+                f"--kubeconfig={kubeconfig}",
+                f"--authentication-kubeconfig={kubeconfig}",
+                f"--authorization-kubeconfig={kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                "--leader-elect=false",
+                f"--service-account-private-key-file={pki.service_account_key}",
+                f"--root-ca-file={pki.ca_cert}",
+                f"--cluster-signing-cert-file={pki.ca_cert}",
+                f"--cluster-signing-key-file={pki.ca_key}",
+                "--use-service-account-credentials=false",
+                "--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,"
+                "-node-route-controller",
+            ],
+        )
+        unverified = ssl._create_unverified_context()  # its serving certificate is self-signed
+
+        def healthy() -> bool:
+            with urllib.request.urlopen(
+                f"https://127.0.0.1:{port}/healthz", timeout=2, context=unverified
+            ) as r:
+                return bool(r.read() == b"ok")
+
+        self.processes.wait_until(manager, healthy, "/healthz")
+
+    def api(self) -> object:
+        """A ``kubernetes`` client ``ApiClient`` for this cluster."""
+        from kubernetes import config
+
+        return config.new_client_from_config(config_file=str(self.kubeconfig_path), persist_config=False)
+
+    def _apply_crds(self) -> None:
+        import yaml
+        from kubernetes import client
+
+        extensions = client.ApiextensionsV1Api(self.api())
+        names = []
+        for path in sorted(self.crd_dir.glob("*.yaml")):
+            for document in yaml.safe_load_all(path.read_text()):
+                if document and document.get("kind") == "CustomResourceDefinition":
+                    extensions.create_custom_resource_definition(document)
+                    names.append(document["metadata"]["name"])
+        if not names:
+            raise FileNotFoundError(f"no CRDs in {self.crd_dir}: run `make setup` to build the local cluster")
+        deadline = time.monotonic() + READY_SECONDS
+        for name in names:
+            while True:
+                status = extensions.read_custom_resource_definition(name).status
+                conditions = {c.type: c.status for c in (status.conditions or [])} if status else {}
+                if conditions.get("Established") == "True":
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"CRD {name} was not established within {READY_SECONDS:.0f} s")
+                time.sleep(0.2)
+
+    def _start_flux_controllers(self) -> None:
+        env = {"KUBECONFIG": str(self.kubeconfig_path)}
+        storage = free_port()
+        (self.workdir / "source-storage").mkdir(exist_ok=True)
+        controllers = {
+            "source-controller": [
+                "--watch-all-namespaces",
+                "--enable-leader-election=false",
+                f"--storage-path={self.workdir / 'source-storage'}",
+                f"--storage-addr=127.0.0.1:{storage}",
+                f"--storage-adv-addr=127.0.0.1:{storage}",
+            ],
+            "kustomize-controller": ["--watch-all-namespaces", "--enable-leader-election=false"],
+        }
+        for name, flags in controllers.items():
+            health = free_port()
+            process = self.processes.start(
+                name,
+                [
+                    self._binary(name),
+                    *flags,
+                    f"--metrics-addr=127.0.0.1:{free_port()}",
+                    f"--health-addr=127.0.0.1:{health}",
+                ],
+                env,
+            )
+
+            def ready(port: int = health) -> bool:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
+                    return response.status == 200
+
+            self.processes.wait_until(process, ready, "/readyz")
+
+
+# -- the fleet repository over SSH ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeployKeyPair:
+    """An SSH key pair in OpenSSH formats: what Flux's bootstrap generates (ECDSA P-384)."""
+
+    private_key: str
+    public_key: str
+
+    @classmethod
+    def generate(cls) -> DeployKeyPair:
+        key = ec.generate_private_key(ec.SECP384R1())
+        private = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()
+        ).decode()
+        public = key.public_key().public_bytes(
+            serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
+        )
+        return cls(private_key=private, public_key=public.decode())
+
+
+SSHD = "/usr/sbin/sshd"
+
+
+class FleetServer(_Harness):
+    """A bare fleet repository served over SSH (Debian's sshd and git-shell) to one deploy key."""
+
+    def __init__(self, workdir: Path, deploy_key: DeployKeyPair) -> None:
+        self.workdir = workdir
+        self.deploy_key = deploy_key
+        (workdir / "logs").mkdir(parents=True, exist_ok=True)
+        self.processes = _Processes(workdir / "logs")
+        self.repository = workdir / "fleet.git"
+        self.checkout = workdir / "fleet"
+        self.port = 0
+        self.user = getpass.getuser()
+
+    @property
+    def url(self) -> str:
+        """The ``ssh://`` URL a GitRepository clones."""
+        return f"ssh://{self.user}@127.0.0.1:{self.port}{self.repository}"
+
+    def _start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        git(self.workdir, "init", "-q", "--bare", "-b", "main", str(self.repository))
+        git(self.workdir, "clone", "-q", str(self.repository), str(self.checkout))
+        git(self.checkout, "config", "user.email", "fleet@example.invalid")
+        git(self.checkout, "config", "user.name", "fleet")
+        host_key = self.workdir / "ssh_host_ed25519_key"
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "fleet-server", "-f", str(host_key)],
+            check=True,
+        )
+        # Only git-upload-pack/receive-pack of this key's, through git-shell: no shell, no forwarding.
+        restrictions = ",".join(
+            [
+                'command="git-shell -c \\"$SSH_ORIGINAL_COMMAND\\""',
+                "no-port-forwarding",
+                "no-X11-forwarding",
+                "no-agent-forwarding",
+                "no-pty",
+            ]
+        )
+        authorized = self.workdir / "authorized_keys"
+        authorized.write_text(f"{restrictions} {self.deploy_key.public_key}\n")
+        authorized.chmod(0o600)
+        self.port = free_port()
+        config = self.workdir / "sshd_config"
+        config.write_text(
+            "\n".join(
+                [
+                    f"Port {self.port}",
+                    "ListenAddress 127.0.0.1",
+                    f"HostKey {host_key}",
+                    f"PidFile {self.workdir / 'sshd.pid'}",
+                    f"AuthorizedKeysFile {authorized}",
+                    f"AllowUsers {self.user}",
+                    "PermitRootLogin prohibit-password",
+                    "PubkeyAuthentication yes",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "UsePAM no",
+                    "StrictModes no",
+                    "LogLevel VERBOSE",
+                    "",
+                ]
+            )
+        )
+        if os.geteuid() == 0:
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
+        sshd = self.processes.start("sshd", [SSHD, "-D", "-e", "-f", str(config)])
+
+        def banner() -> bool:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=2) as connection:
+                return connection.recv(8).startswith(b"SSH-2.0")
+
+        self.processes.wait_until(sshd, banner, "SSH banner")
+        public_host_key = (host_key.with_name(host_key.name + ".pub")).read_text().split()
+        self.known_hosts = f"[127.0.0.1]:{self.port} {public_host_key[0]} {public_host_key[1]}"
+
+    def commit(self, files: dict[str, str], message: str) -> str:
+        """Commit ``files`` (path: content) to ``main`` and push; return the commit's sha."""
+        for relative, content in files.items():
+            path = self.checkout / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content)
+        git(self.checkout, "add", "-A")
+        git(self.checkout, "commit", "-q", "-m", message)
+        git(self.checkout, "push", "-q", "origin", "main")
+        return git(self.checkout, "rev-parse", "HEAD")
+
+
+@contextlib.contextmanager
+def running(*parts: _Harness) -> Iterator[None]:
+    """Start ``parts`` in order; stop all of them, newest first, whatever happens."""
+    started: list[_Harness] = []
+    try:
+        for part in parts:
+            part.start()
+            started.append(part)
+        yield
+    finally:
+        for part in reversed(started):
+            part.stop()
+        for part in parts:
+            shutil.rmtree(part.workdir / "etcd", ignore_errors=True)

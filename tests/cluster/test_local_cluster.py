@@ -1,0 +1,275 @@
+"""The Kubernetes half on a real API server, the real Kubernetes provider and Flux's real controllers.
+
+Each test runs this repository's stack program (the committed local stack: an existing cluster, Flux
+installed outside the stack, a deploy key registered on the fleet server) through
+``gitops_infra.automation``, and reads the result back through the Kubernetes API.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from gitops_infra import checks
+from gitops_infra.automation import detect_drift, history, rollback_to_commit, up
+from gitops_infra.components.flux import FLUX_SECRET_NAME, FLUX_SYNC_NAME
+
+from .conftest import LocalStack
+from .local_cluster import DeployKeyPair, FleetServer, LocalCluster
+
+pytestmark = pytest.mark.cluster
+
+SOURCE = ("source.toolkit.fluxcd.io", "v1", "gitrepositories")
+KUSTOMIZE = ("kustomize.toolkit.fluxcd.io", "v1", "kustomizations")
+FLUX_WAIT_SECONDS = 120.0
+
+
+def _wait(condition: Callable[[], Any], what: str, timeout: float = FLUX_WAIT_SECONDS) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = condition()
+        if last:
+            return last
+        time.sleep(0.5)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (last seen: {last!r})")
+
+
+def _object(stack: LocalStack, kind: tuple[str, str, str], name: str = FLUX_SYNC_NAME) -> dict[str, Any]:
+    group, version, plural = kind
+    found: dict[str, Any] = client.CustomObjectsApi(stack.api).get_namespaced_custom_object(
+        group, version, stack.flux_namespace, plural, name
+    )
+    return found
+
+
+def _ready(stack: LocalStack, kind: tuple[str, str, str]) -> dict[str, str] | None:
+    """The object's Ready condition, once it has one."""
+    try:
+        conditions = _object(stack, kind).get("status", {}).get("conditions", [])
+    except ApiException:
+        return None
+    return next((c for c in conditions if c["type"] == "Ready"), None)
+
+
+def _configmap(stack: LocalStack, namespace: str, name: str) -> dict[str, str] | None:
+    try:
+        return client.CoreV1Api(stack.api).read_namespaced_config_map(name, namespace).data
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def _workload(name: str) -> str:
+    return (
+        "apiVersion: v1\nkind: ConfigMap\n"
+        f"metadata:\n  name: {name}\n  namespace: default\n"
+        "data:\n  from: the fleet repository\n"
+    )
+
+
+# -- 1. what `up` creates ------------------------------------------------------------------------------------
+
+
+def test_up_creates_flux_sync_objects_secret_and_contract(local_stack: LocalStack) -> None:
+    up("local", options=local_stack.options)
+    core = client.CoreV1Api(local_stack.api)
+
+    secret = core.read_namespaced_secret(FLUX_SECRET_NAME, local_stack.flux_namespace)
+    assert set(secret.data) == {
+        "identity",
+        "known_hosts",
+    }  # no identity.pub: the key's public half is not set
+    repository = _object(local_stack, SOURCE)
+    assert repository["spec"]["url"].startswith("ssh://")
+    assert repository["spec"]["secretRef"] == {"name": FLUX_SECRET_NAME}
+    assert repository["spec"]["ref"] == {"branch": "main"}
+    kustomization = _object(local_stack, KUSTOMIZE)
+    assert kustomization["spec"]["path"] == f"./{local_stack.fleet_path}"
+    assert kustomization["spec"]["prune"] is True
+    assert kustomization["spec"]["deletionPolicy"] == "WaitForTermination"
+    assert _configmap(local_stack, local_stack.service_namespace, "environment") == {
+        "name": "local",
+        "baseDomain": "local.example.com",
+        "serviceNamespace": local_stack.service_namespace,
+        "ingressEnabled": "false",
+        "networkPoliciesEnforced": "false",
+    }
+
+
+# -- 2. Flux syncs -------------------------------------------------------------------------------------------
+
+
+def test_flux_syncs_the_fleet_path_at_the_pushed_commit(local_stack: LocalStack, fleet: FleetServer) -> None:
+    workload = f"hello-{local_stack.name}"
+    sha = fleet.commit({f"{local_stack.fleet_path}/hello.yaml": _workload(workload)}, "a workload")
+
+    up("local", options=local_stack.options)
+
+    ready = _wait(
+        lambda: (c := _ready(local_stack, SOURCE)) and c["status"] == "True" and c, "GitRepository Ready"
+    )
+    revision = _object(local_stack, SOURCE)["status"]["artifact"]["revision"]
+    assert revision == f"main@sha1:{sha}", ready
+    _wait(lambda: (c := _ready(local_stack, KUSTOMIZE)) and c["status"] == "True", "Kustomization Ready")
+    assert _configmap(local_stack, "default", workload) == {"from": "the fleet repository"}
+
+
+# -- 3. a key the fleet server does not trust ----------------------------------------------------------------
+
+
+def test_a_wrong_deploy_key_leaves_the_source_not_ready_with_the_auth_message(
+    local_stack: LocalStack,
+) -> None:
+    up("local", options=local_stack.options)
+    core = client.CoreV1Api(local_stack.api)
+    before = core.read_namespaced_secret(FLUX_SECRET_NAME, local_stack.flux_namespace).metadata.uid
+    local_stack.set("localDeployKey", DeployKeyPair.generate().private_key, secret=True)
+
+    up("local", options=local_stack.options)
+
+    # A new key updates the git-auth Secret in place: it is never deleted for a moment, as a replace
+    # of a fixed-name Secret would (the provider's default).
+    assert core.read_namespaced_secret(FLUX_SECRET_NAME, local_stack.flux_namespace).metadata.uid == before
+
+    failed = _wait(
+        lambda: (c := _ready(local_stack, SOURCE)) and c["status"] == "False" and c.get("message") and c,
+        "GitRepository not Ready",
+    )
+    assert "unable to authenticate" in failed["message"] or "handshake failed" in failed["message"], failed
+
+
+# -- 4. drift on the contract --------------------------------------------------------------------------------
+
+
+def test_an_out_of_band_edit_is_drift_that_writes_nothing_and_up_refresh_restores(
+    local_stack: LocalStack,
+) -> None:
+    up("local", options=local_stack.options)
+    core = client.CoreV1Api(local_stack.api)
+    core.patch_namespaced_config_map(
+        "environment", local_stack.service_namespace, {"data": {"baseDomain": "edited.example.com"}}
+    )
+    before = local_stack.raw_stack().export_stack().deployment
+
+    report = detect_drift("local", options=local_stack.options)
+
+    assert report.has_drift
+    (drifted,) = [r for r in report.resources if r.type == "kubernetes:core/v1:ConfigMap"]
+    diffs = {d.path: (d.recorded, d.actual) for d in drifted.diffs}
+    # Only what was declared: not the managedFields and resourceVersion the API server moved with it.
+    assert diffs == {"data.baseDomain": ("local.example.com", "edited.example.com")}
+    assert local_stack.raw_stack().export_stack().deployment == before, "drift detection wrote state"
+
+    up("local", options=local_stack.options, refresh=True)
+    assert (
+        _configmap(local_stack, local_stack.service_namespace, "environment")["baseDomain"]
+        == "local.example.com"
+    )  # type: ignore[index]
+    assert not detect_drift("local", options=local_stack.options).has_drift
+
+
+# -- 5. a contract change on a ConfigMap with a fixed name ---------------------------------------------------
+
+
+def test_a_contract_change_updates_the_fixed_name_configmap_in_place(local_stack: LocalStack) -> None:
+    up("local", options=local_stack.options)
+    core = client.CoreV1Api(local_stack.api)
+    before = core.read_namespaced_config_map("environment", local_stack.service_namespace).metadata.uid
+    local_stack.set("environment.ingressEnabled", "true")
+
+    result = up("local", options=local_stack.options)
+
+    # By default the provider replaces a ConfigMap whose data changed, deleting this fixed-name one
+    # first: app teams would find no contract for that moment. The platform's provider updates it.
+    assert result.changes == {"update": 1, "same": 9}, result.changes
+    after = core.read_namespaced_config_map("environment", local_stack.service_namespace)
+    assert after.metadata.uid == before
+    assert after.data["ingressEnabled"] == "true"
+
+
+# -- 6. rollback ---------------------------------------------------------------------------------------------
+
+
+def test_rollback_brings_the_previous_contract_back(local_stack: LocalStack) -> None:
+    up("local", options=local_stack.options)
+    local_stack.set("environment.baseDomain", "next.example.com")
+    local_stack.commit("the next base domain")
+    up("local", options=local_stack.options)
+    assert (
+        _configmap(local_stack, local_stack.service_namespace, "environment")["baseDomain"]
+        == "next.example.com"
+    )  # type: ignore[index]
+
+    result = rollback_to_commit("local", "previous", options=local_stack.options)
+
+    assert result.rolled_back_to is not None
+    assert (
+        _configmap(local_stack, local_stack.service_namespace, "environment")["baseDomain"]
+        == "local.example.com"
+    )  # type: ignore[index]
+    assert history("local", options=local_stack.options)[0].result == "succeeded"
+
+
+# -- 7. destroy ----------------------------------------------------------------------------------------------
+
+
+def test_destroy_clears_everything_and_flux_prunes_what_it_applied(
+    local_stack: LocalStack, fleet: FleetServer
+) -> None:
+    workload = f"pruned-{local_stack.name}"
+    fleet.commit({f"{local_stack.fleet_path}/hello.yaml": _workload(workload)}, "a workload to prune")
+    up("local", options=local_stack.options)
+    _wait(lambda: _configmap(local_stack, "default", workload), "the workload from git")
+
+    local_stack.raw_stack().destroy()
+
+    core = client.CoreV1Api(local_stack.api)
+    names = {n.metadata.name: n.status.phase for n in core.list_namespace().items}
+    assert local_stack.service_namespace not in names, names
+    assert "Terminating" not in names.values(), names
+    # Flux's namespace is kept (installed elsewhere), its sync objects gone, and what Flux applied pruned
+    # while kustomize-controller still ran: the Kustomization waited for it (WaitForTermination).
+    assert names[local_stack.flux_namespace] == "Active"
+    for kind in (SOURCE, KUSTOMIZE):
+        group, version, plural = kind
+        listed = client.CustomObjectsApi(local_stack.api).list_namespaced_custom_object(
+            group, version, local_stack.flux_namespace, plural
+        )
+        assert listed["items"] == []
+    assert _configmap(local_stack, "default", workload) is None
+
+
+# -- 8. the API server and the config validator agree --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "interval", ["1m30s", "0s", "1.5h", "300ms", "0", ".5m", "1.m", "5µs", "10ns", "5 m"]
+)
+def test_the_crd_schema_and_the_config_agree_on_a_duration(cluster: LocalCluster, interval: str) -> None:
+    api = client.CustomObjectsApi(cluster.api())
+    namespace = "duration-checks"
+    core = client.CoreV1Api(cluster.api())
+    if namespace not in {n.metadata.name for n in core.list_namespace().items}:
+        core.create_namespace({"metadata": {"name": namespace}})
+    body = {
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "GitRepository",
+        "metadata": {"generateName": "interval-"},
+        "spec": {"url": "ssh://git@example.invalid/fleet", "interval": interval},
+    }
+    try:
+        api.create_namespaced_custom_object(
+            "source.toolkit.fluxcd.io", "v1", namespace, "gitrepositories", body
+        )
+        server_accepts = True
+    except ApiException as exc:
+        assert exc.status == 422, exc
+        server_accepts = False
+    assert server_accepts is (checks.go_duration_problem(interval) is None)
