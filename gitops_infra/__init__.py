@@ -25,6 +25,7 @@ or build the whole platform from a stack's config, as ``stacks/__main__.py`` doe
 """
 
 from gitops_infra.components import (
+    CONTRACT_VERSION,
     FLUX_CHART_VERSION,
     FLUX_NAMESPACE,
     FLUX_VERSION,
@@ -39,6 +40,8 @@ from gitops_infra.components import (
     EnvironmentConfig,
     EnvironmentConfigArgs,
     ExistingVpcArgs,
+    FleetRepository,
+    FleetRepositoryArgs,
     FluxBootstrap,
     FluxBootstrapArgs,
     FluxComponent,
@@ -49,17 +52,21 @@ from gitops_infra.components import (
     NewVpcArgs,
     NodeGroupArgs,
     NotificationArgs,
+    RepositoryVisibility,
     SourceSecretOptions,
     SyncOptions,
     TaintEffect,
+    contract_schema,
     environment_data,
     parse_environment,
+    read_environment,
 )
 from gitops_infra.config import StackConfig, StackSecrets, load_config, load_stack_config
-from gitops_infra.errors import ConfigError, GitOpsInfraError
+from gitops_infra.errors import ConfigError, EnvironmentContractError, GitOpsInfraError
 from gitops_infra.platform import Platform, build_platform
 
 __all__ = [
+    "CONTRACT_VERSION",
     "FLUX_CHART_VERSION",
     "FLUX_NAMESPACE",
     "FLUX_VERSION",
@@ -74,7 +81,10 @@ __all__ = [
     "Environment",
     "EnvironmentConfig",
     "EnvironmentConfigArgs",
+    "EnvironmentContractError",
     "ExistingVpcArgs",
+    "FleetRepository",
+    "FleetRepositoryArgs",
     "FluxBootstrap",
     "FluxBootstrapArgs",
     "FluxComponent",
@@ -87,14 +97,17 @@ __all__ = [
     "NodeGroupArgs",
     "NotificationArgs",
     "Platform",
+    "RepositoryVisibility",
     "SourceSecretOptions",
     "StackConfig",
     "StackSecrets",
     "SyncOptions",
     "TaintEffect",
     "build_platform",
+    "contract_schema",
     "environment_data",
     "load_config",
     "load_stack_config",
     "parse_environment",
+    "read_environment",
 ]

@@ -21,6 +21,7 @@ __all__ = [
     "EKS_NODE_GROUP_NAME_MAX",
     "GO_DURATION_PATTERN",
     "IAM_ROLE_NAME_MAX",
+    "MAX_READY_TIMEOUT",
     "MIN_VPC_PREFIX",
     "TOLERATION_EFFECTS",
     "cluster_component_name_problem",
@@ -32,6 +33,7 @@ __all__ = [
     "max_node_group_name",
     "node_group_name_problem",
     "parse_duration",
+    "ready_timeout_problem",
     "relative_path_problem",
     "toleration_problems",
     "vpc_cidr_problem",
@@ -56,6 +58,19 @@ def go_duration_problem(value: object) -> str | None:
     if isinstance(value, str) and _DURATION.fullmatch(value):
         return None
     return GO_DURATION_HINT
+
+
+MAX_READY_TIMEOUT = timedelta(hours=24)
+
+
+def ready_timeout_problem(value: object) -> str | None:
+    """``None`` for a wait ``up`` can make: a Go duration of at most a day (``0s``: no wait)."""
+    problem = go_duration_problem(value)
+    if problem is not None:
+        return problem
+    assert isinstance(value, str)  # go_duration_problem accepts strings only
+    # A day is already a hung pipeline; far beyond it, the provider's seconds overflow to no wait at all.
+    return "must be at most 24h" if parse_duration(value) > MAX_READY_TIMEOUT else None
 
 
 def parse_duration(text: str) -> timedelta:

@@ -35,7 +35,7 @@ from pulumi import automation as auto
 from rich.console import Console
 from rich.tree import Tree
 
-from . import automation
+from . import automation, contract
 from .automation.results import to_jsonable
 from .automation.stack_name import parse_stack_name
 from .automation.stack_target import EventCallback
@@ -526,6 +526,62 @@ def _print_plan(out: Console, result: automation.Plan) -> None:
     out.print("Outputs:")
     for key, value in result.outputs.items():
         out.print(f"  {key}: {json.dumps(value)}")
+
+
+# -- the environment contract --------------------------------------------------------------------------
+
+
+@main.group(name="contract")
+def contract_group() -> None:
+    """The environment contract app teams read: its JSON Schema, and a check of a document."""
+
+
+@contract_group.command()
+def schema() -> None:
+    """Print the JSON Schema of the environment ConfigMap's data."""
+    try:
+        click.echo(json.dumps(contract.contract_schema(), indent=2))
+    except BrokenPipeError:
+        _silence(sys.stdout)
+
+
+@contract_group.command()
+@click.argument("file", type=click.File("rb"))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
+def check(file: Any, as_json: bool) -> None:
+    """Check FILE (a ConfigMap manifest, or its data alone; YAML or JSON; - for stdin).
+
+    Exits 0 when it holds the contract, 1 when it does not.
+    """
+    name = str(getattr(file, "name", "-"))
+    source = "<stdin>" if name in ("-", "<stdin>") else name
+    try:
+        text = file.read().decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError("ContractCheckError", f"{source}: not a text file (UTF-8 YAML or JSON)") from None
+    result = contract.check_contract(text, source=source)
+    try:
+        if as_json:
+            click.echo(json.dumps(to_jsonable(result), indent=2, sort_keys=True))
+        else:
+            _print_contract_check(result)
+    except BrokenPipeError:
+        _silence(sys.stdout)
+    sys.exit(EXIT_OK if result.valid else EXIT_ERROR)
+
+
+def _print_contract_check(result: contract.ContractCheck) -> None:
+    for problem in result.problems:
+        click.echo(f"{result.source}: {problem}")
+    for checked in result.checked:
+        if checked.environment is not None:
+            env = checked.environment
+            click.echo(
+                f"{result.source}: {checked.where}: holds contract {result.contract_version} "
+                f"(environment {env.name}, baseDomain {env.base_domain})"
+            )
+        for problem in checked.problems:
+            click.echo(f"{result.source}: {checked.where}: {problem}")
 
 
 if __name__ == "__main__":

@@ -55,11 +55,13 @@ from gitops_infra.components.eks_cluster import (
 )
 from gitops_infra.components.environment import DOMAIN_PATTERN as ENVIRONMENT_DOMAIN_PATTERN
 from gitops_infra.components.environment import Environment
+from gitops_infra.components.fleet_repository import RepositoryVisibility
 from gitops_infra.components.flux import (
     DEFAULT_BRANCH,
     DEFAULT_COMPONENTS,
     DEFAULT_GIT_INTERVAL,
     DEFAULT_INTERVAL,
+    DEFAULT_READY_TIMEOUT,
     DEFAULT_RETRY_INTERVAL,
     DEFAULT_TIMEOUT,
     FLUX_CHART_VERSION,
@@ -77,6 +79,7 @@ from gitops_infra.redaction import SECRET
 __all__ = [
     "PROJECT",
     "ClusterSpec",
+    "CreateRepositorySpec",
     "DeployKeySpec",
     "EndpointSpec",
     "ExistingVpcSpec",
@@ -382,11 +385,18 @@ class DeployKeySpec(_Model):
         return self
 
 
+class CreateRepositorySpec(_Model):
+    """Create the fleet repository on GitHub (kept on ``destroy``), with this visibility."""
+
+    visibility: RepositoryVisibility = RepositoryVisibility.PRIVATE
+
+
 class GitSpec(_Model):
     """The fleet repository Flux syncs from: ``owner``/``repository`` on GitHub, or any SSH ``url``.
 
     ``url`` needs ``knownHosts`` unless its host is github.com, and a key GitHub does not hold needs
-    ``deployKey.existing``: a deploy key is generated and registered on GitHub only.
+    ``deployKey.existing``: a deploy key is generated and registered on GitHub only. ``scaffold`` and
+    ``createRepository`` act on the GitHub repository, so they need ``owner`` and ``repository``.
     """
 
     # url, knownHosts and deployKey come first: whether owner and repository are needed depends on them.
@@ -397,6 +407,8 @@ class GitSpec(_Model):
     repository: Annotated[str | None, Field(pattern=_REPOSITORY, validate_default=True)] = None
     branch: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[^\s~^:?*\[\\]+$")] = DEFAULT_BRANCH
     path: str | None = None
+    scaffold: StrictBool = False
+    create_repository: CreateRepositorySpec | None = None
 
     @field_validator("known_hosts")
     @classmethod
@@ -427,6 +439,21 @@ class GitSpec(_Model):
         if problem is not None:
             raise ValueError(problem)
         return value
+
+    @model_validator(mode="after")
+    def _github_for_repository_changes(self) -> GitSpec:
+        wants = {"scaffold": self.scaffold, "createRepository": self.create_repository is not None}
+        asked = [key for key, wanted in wants.items() if wanted]
+        if asked and (self.owner is None or self.repository is None):
+            raise ValueError(
+                f"{' and '.join(asked)} commit to or create a GitHub repository: set owner and repository"
+            )
+        return self
+
+    @property
+    def manages_repository(self) -> bool:
+        """True when the stack writes to the GitHub repository (creates it or scaffolds its path)."""
+        return self.scaffold or self.create_repository is not None
 
     @property
     def ssh_url(self) -> str:
@@ -511,6 +538,8 @@ class FluxSpec(_Model):
     interval: Duration = DEFAULT_INTERVAL
     retry_interval: Duration = DEFAULT_RETRY_INTERVAL
     timeout: Duration = DEFAULT_TIMEOUT
+    ready_timeout: Annotated[str, _gate(checks.ready_timeout_problem)] = DEFAULT_READY_TIMEOUT
+    """How long ``up`` waits for the GitRepository and Kustomization to be Ready; ``0s`` does not wait."""
     sops: StrictBool = False
     health_checks: tuple[HealthCheckSpec, ...] = ()
     notifications: NotificationsSpec | None = None
@@ -781,6 +810,13 @@ def _build(
         problems.extend(_kubernetes_floor_problems(cluster, flux))
     if environment is not None and isinstance(cluster, ClusterSpec):
         problems.extend(_derived_name_problems(environment, cluster))
+    if environment is not None and flux is not None and environment.service_namespace == flux.namespace:
+        # Two owners of one namespace, and two `environment` ConfigMaps with one name: a destroy of either
+        # would take the other's away.
+        problems.append(
+            f"{PROJECT}:environment.serviceNamespace: {environment.service_namespace!r} is also "
+            "flux.namespace; app workloads and Flux need namespaces of their own"
+        )
     if problems:
         raise ConfigError(problems, stack=stack)
     return StackConfig(stack=stack, secrets=secrets, aws_profile=aws_profile, **sections)

@@ -5,6 +5,7 @@ caller (and the CLI) can catch one type and print ``ErrorType: message`` without
 
     GitOpsInfraError
     ├── ConfigError            stack config is invalid; lists every problem by its key path
+    ├── EnvironmentContractError  an environment ConfigMap breaks the contract (also a ValueError)
     ├── WorkspaceError         no project here, a deleted working directory, no passphrase set
     ├── GitError               no git, not a repository, a worktree git could not make
     ├── EngineNotFoundError    no usable Pulumi CLI; says how to install one
@@ -31,6 +32,7 @@ __all__ = [
     "CommitNotFoundError",
     "ConfigError",
     "EngineNotFoundError",
+    "EnvironmentContractError",
     "GitError",
     "GitOpsInfraError",
     "OperationFailedError",
@@ -62,6 +64,18 @@ class ConfigError(GitOpsInfraError):
         count = len(self.problems)
         header = f"invalid config{where} ({count} problem{'s' if count != 1 else ''}):"
         super().__init__("\n".join([header, *(f"  - {p}" for p in self.problems)]))
+
+
+class EnvironmentContractError(GitOpsInfraError, ValueError):
+    """An ``environment`` ConfigMap does not hold the contract: a bad or missing key, or a contract
+    version this reader does not know. It is a ``ValueError`` too.
+
+    ``problems`` holds one ``"<key>: <what was expected>"`` line per problem.
+    """
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__(f"invalid environment ConfigMap: {'; '.join(self.problems)}")
 
 
 class WorkspaceError(GitOpsInfraError):
@@ -130,12 +144,26 @@ class CommitNotFoundError(GitOpsInfraError):
 
 
 class OperationFailedError(GitOpsInfraError):
-    """The engine ran and the operation failed; ``engine_message`` is what the engine said."""
+    """The engine ran and the operation failed; ``engine_message`` is what the engine said.
 
-    def __init__(self, message: str, *, stack: str, operation: str, engine_message: str = "") -> None:
+    ``not_ready`` says, for each object the update waited for in vain (a Flux GitRepository or
+    Kustomization), why in its controller's words: ``"Kustomization flux-system/flux-system is not Ready
+    (ArtifactFailed): kustomization path not found: ..."``. The message leads with them.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        stack: str,
+        operation: str,
+        engine_message: str = "",
+        not_ready: Sequence[str] = (),
+    ) -> None:
         self.stack = stack
         self.operation = operation
         self.engine_message = engine_message
+        self.not_ready = tuple(not_ready)
         super().__init__(message)
 
 

@@ -23,6 +23,7 @@ from gitops_infra.components.eks_cluster import (
     NodeGroupArgs,
 )
 from gitops_infra.components.environment import EnvironmentConfig, EnvironmentConfigArgs
+from gitops_infra.components.fleet_repository import FleetRepository, FleetRepositoryArgs
 from gitops_infra.components.flux import (
     FluxBootstrap,
     FluxBootstrapArgs,
@@ -41,8 +42,9 @@ __all__ = ["Platform", "build_platform", "platform_name"]
 class Platform:
     """What ``build_platform`` made: the components, and the providers they use.
 
-    ``cluster`` is ``None`` on an existing cluster, and ``deploy_key`` and ``github_provider`` with an
-    existing deploy key.
+    ``cluster`` is ``None`` on an existing cluster, ``deploy_key`` with an existing deploy key,
+    ``fleet_repository`` unless the stack creates or scaffolds it, and ``github_provider`` when nothing
+    is made on GitHub.
     """
 
     config: StackConfig
@@ -53,6 +55,7 @@ class Platform:
     cluster: EksCluster | None = None
     github_provider: github.Provider | None = None
     deploy_key: DeployKey | None = None
+    fleet_repository: FleetRepository | None = None
 
     def outputs(self) -> dict[str, pulumi.Input[object]]:
         """The stack outputs, by their exported names (the kubeconfig stays secret).
@@ -155,6 +158,7 @@ def _sync_options(config: StackConfig) -> SyncOptions:
         interval=flux.interval,
         retry_interval=flux.retry_interval,
         timeout=flux.timeout,
+        ready_timeout=flux.ready_timeout,
         health_checks=[check.model_dump(by_alias=True) for check in flux.health_checks],
     )
 
@@ -187,9 +191,41 @@ def _cluster(
     return None, kubernetes_provider(f"{name}-k8s", config.secrets.kubeconfig, opts)
 
 
-def _deploy_key(
+def _github(
     config: StackConfig, name: str, opts: pulumi.ResourceOptions
-) -> tuple[SourceSecretOptions, github.Provider | None, DeployKey | None]:
+) -> tuple[github.Provider | None, FleetRepository | None]:
+    """The GitHub provider, if anything is made on GitHub, and the fleet repository, if it is managed."""
+    git = config.git
+    if git.deploy_key.existing is not None and not git.manages_repository:
+        return None, None
+    assert git.owner is not None and git.repository is not None  # config validation requires them here
+    provider = github.Provider(
+        f"{name}-github", owner=git.owner, token=config.secrets.github_token, opts=opts
+    )
+    if not git.manages_repository:
+        return provider, None
+    fleet = FleetRepository(
+        f"{name}-fleet-repository",
+        FleetRepositoryArgs(
+            repository=git.repository,
+            path=git.sync_path(config.environment.name),
+            branch=git.branch,
+            environment=config.environment.name,
+            scaffold=git.scaffold,
+            create=git.create_repository.visibility if git.create_repository is not None else None,
+        ),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[provider])),
+    )
+    return provider, fleet
+
+
+def _deploy_key(
+    config: StackConfig,
+    name: str,
+    opts: pulumi.ResourceOptions,
+    github_provider: github.Provider | None,
+    fleet: FleetRepository | None,
+) -> tuple[SourceSecretOptions, DeployKey | None]:
     """The git-auth key: made and registered on GitHub, or the one the config names."""
     git = config.git
     known_hosts = git.known_hosts or GITHUB_KNOWN_HOSTS
@@ -200,15 +236,13 @@ def _deploy_key(
             public_key=git.deploy_key.existing.public_key,
             known_hosts=known_hosts,
         )
-        return source, None, None
-    assert git.owner is not None and git.repository is not None  # ...and these for a generated key
-    github_provider = github.Provider(
-        f"{name}-github", owner=git.owner, token=config.secrets.github_token, opts=opts
-    )
+        return source, None
+    assert git.repository is not None and github_provider is not None  # ...and these for a generated key
     deploy_key = DeployKey(
         f"{name}-fleet",
         DeployKeyArgs(
-            repository=git.repository,
+            # Through a created repository's name, so the key is registered after the repository exists.
+            repository=fleet.repository_name if fleet is not None else git.repository,
             read_only=not config.flux.image_automation,
             algorithm=git.deploy_key.algorithm,
             title=f"flux-{name}",
@@ -222,7 +256,7 @@ def _deploy_key(
         public_key=deploy_key.public_key,
         known_hosts=deploy_key.known_hosts,
     )
-    return source, github_provider, deploy_key
+    return source, deploy_key
 
 
 def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> Platform:
@@ -230,7 +264,8 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
     name = platform_name(config)
     base = opts or pulumi.ResourceOptions()
     cluster, provider = _cluster(config, name, base)
-    source, github_provider, deploy_key = _deploy_key(config, name, base)
+    github_provider, fleet = _github(config, name, base)
+    source, deploy_key = _deploy_key(config, name, base, github_provider, fleet)
     # Everything Kubernetes goes through the cluster's provider, handed down as Pulumi hands providers.
     on_cluster = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(providers=[provider]))
     flux = FluxBootstrap(
@@ -241,6 +276,9 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
             install=_install_options(config.flux),
             notifications=_notifications(config),
             sops_age_key=config.secrets.sops_age_key if config.flux.sops else None,
+            environment=config.environment,
+            # A first `up` on an empty repository goes green: the path exists before Flux looks for it.
+            sync_after=fleet.files if fleet is not None else (),
         ),
         opts=on_cluster,
     )
@@ -256,4 +294,5 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         cluster=cluster,
         github_provider=github_provider,
         deploy_key=deploy_key,
+        fleet_repository=fleet,
     )

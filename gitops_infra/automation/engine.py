@@ -33,6 +33,7 @@ from ..errors import (
     StackNotFoundError,
 )
 from ..redaction import safe_url
+from .readiness import AWAIT_FAILURE, not_ready_reasons
 from .stack_target import INSTALL_HINT, EventCallback, StackTarget
 
 __all__ = ["EngineEvents", "map_engine_errors", "run"]
@@ -129,9 +130,17 @@ def _locked(target: StackTarget) -> StackLockedError:
     )
 
 
-def _translate(
-    exc: Exception, target: StackTarget, operation: str, policy_events: list[auto.PolicyEvent]
-) -> GitOpsInfraError:
+def _not_ready(stack: auto.Stack | None, message: str) -> list[str]:
+    """Why the objects the update waited for are not Ready, from the checkpoint (best effort)."""
+    if stack is None or AWAIT_FAILURE not in message:
+        return []
+    try:
+        return not_ready_reasons(stack.export_stack().deployment or {})
+    except (upstream.CommandError, ValueError, TypeError):
+        return []  # the engine's own message still stands
+
+
+def _translate(exc: Exception, target: StackTarget, operation: str, events: EngineEvents) -> GitOpsInfraError:
     if isinstance(exc, upstream.StackNotFoundError):
         return StackNotFoundError(
             f"stack {target.stack!r} not found on {safe_url(target.backend_url)}; check the name, or "
@@ -142,7 +151,7 @@ def _translate(
         return _locked(target)
     if isinstance(exc, upstream.CommandError):
         message = _engine_message(exc)
-        violations = [_violation(event) for event in policy_events]
+        violations = [_violation(event) for event in events.policy_events]
         if any(v.level == "mandatory" for v in violations):
             listed = "; ".join(
                 f"{v.pack}/{v.policy} on {v.urn or 'the stack'}: {v.message}"
@@ -162,11 +171,13 @@ def _translate(
             return PluginMissingError(
                 f"{operation} on stack {target.stack!r} needs a missing plugin: {message}"
             )
+        not_ready = _not_ready(events.stack, message)
         return OperationFailedError(
-            f"{operation} on stack {target.stack!r} failed: {message}",
+            f"{operation} on stack {target.stack!r} failed: {'; '.join([*not_ready, message])}",
             stack=target.stack,
             operation=operation,
             engine_message=message,
+            not_ready=not_ready,
         )
     if isinstance(exc, upstream.InvalidVersionError):
         return EngineNotFoundError(f"{exc}; {INSTALL_HINT}")
@@ -188,6 +199,8 @@ class EngineEvents:
 
     on_event: EventCallback | None
     policy_events: list[auto.PolicyEvent] = field(default_factory=list)
+    stack: auto.Stack | None = None
+    """The stack the attempt runs on, once selected: a failure reads its checkpoint for the why."""
 
     def callback(self, collect: EventCallback | None = None) -> EventCallback:
         """The ``on_event`` to hand ``pulumi.automation``.
@@ -232,9 +245,9 @@ def map_engine_errors(target: StackTarget, operation: str, events: EngineEvents)
     except upstream.CommandError as exc:
         if isinstance(exc, upstream.ConcurrentUpdateError) or _LOCK_RACE.search(str(exc)):
             raise _locked(target) from exc
-        raise _translate(exc, target, operation, events.policy_events) from exc
+        raise _translate(exc, target, operation, events) from exc
     except upstream.InvalidVersionError as exc:
-        raise _translate(exc, target, operation, events.policy_events) from exc
+        raise _translate(exc, target, operation, events) from exc
 
 
 def run(
@@ -262,6 +275,7 @@ def run(
                     if create
                     else auto.Stack.select(target.stack, workspace)
                 )
+                events.stack = stack
                 return work(stack, events)
         except StackLockedError:
             if time.monotonic() >= deadline:

@@ -57,6 +57,9 @@ class Registered:
     replacement_trigger: Any
     delete_before_replace: bool
     retain_on_delete: bool
+    ignore_changes: tuple[str, ...] = ()
+    custom_timeouts: dict[str, str] = field(default_factory=dict)
+    """The ``customTimeouts`` the program set, by operation (``create``, ``update``, ``delete``)."""
 
     def input(self, path: str) -> Any:
         """The input at a dotted path (``metadata.name``, ``routes.0.cidrBlock``)."""
@@ -164,6 +167,12 @@ class RecordingMonitor(MockMonitor):
             replacement_trigger=trigger,
             delete_before_replace=bool(request.deleteBeforeReplace),
             retain_on_delete=bool(request.retainOnDelete),
+            ignore_changes=tuple(request.ignoreChanges),
+            custom_timeouts={
+                op: value
+                for op in ("create", "update", "delete")
+                if (value := getattr(request.customTimeouts, op, ""))
+            },
         )
         with self._lock:
             self.graph.resources.append(registered)

@@ -13,6 +13,8 @@ from datetime import datetime
 from enum import Enum, StrEnum
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..redaction import SECRET
 
 __all__ = [
@@ -158,12 +160,14 @@ def to_jsonable(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
         data = {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
         # Derived flags are part of what a CI script reads, so they are in the document too.
-        for name in ("has_changes", "has_drift"):
+        for name in ("has_changes", "has_drift", "valid"):
             if hasattr(value, name):
                 data[name] = getattr(value, name)
         return data
     if isinstance(value, Enum):
         return value.value
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, Mapping):

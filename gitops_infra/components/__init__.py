@@ -1,4 +1,5 @@
-"""The Pulumi components, one module each: ``eks_cluster``, ``deploy_key``, ``flux``, ``environment``.
+"""The Pulumi components, one module each: ``eks_cluster``, ``deploy_key``, ``fleet_repository``, ``flux``,
+``environment``.
 
 Each is a ``pulumi.ComponentResource`` with type token ``gitops-infra:index:<Name>``, an ``<Name>Args``
 validated when it is made, children named ``<name>-<role>`` and parented to the component, and
@@ -19,11 +20,19 @@ from gitops_infra.components.eks_cluster import (
     TaintEffect,
 )
 from gitops_infra.components.environment import (
+    CONTRACT_VERSION,
     Environment,
     EnvironmentConfig,
     EnvironmentConfigArgs,
+    contract_schema,
     environment_data,
     parse_environment,
+    read_environment,
+)
+from gitops_infra.components.fleet_repository import (
+    FleetRepository,
+    FleetRepositoryArgs,
+    RepositoryVisibility,
 )
 from gitops_infra.components.flux import (
     FLUX_CHART_VERSION,
@@ -39,6 +48,7 @@ from gitops_infra.components.flux import (
 )
 
 __all__ = [
+    "CONTRACT_VERSION",
     "FLUX_CHART_VERSION",
     "FLUX_NAMESPACE",
     "FLUX_VERSION",
@@ -53,6 +63,8 @@ __all__ = [
     "EnvironmentConfig",
     "EnvironmentConfigArgs",
     "ExistingVpcArgs",
+    "FleetRepository",
+    "FleetRepositoryArgs",
     "FluxBootstrap",
     "FluxBootstrapArgs",
     "FluxComponent",
@@ -63,9 +75,12 @@ __all__ = [
     "NewVpcArgs",
     "NodeGroupArgs",
     "NotificationArgs",
+    "RepositoryVisibility",
     "SourceSecretOptions",
     "SyncOptions",
     "TaintEffect",
+    "contract_schema",
     "environment_data",
     "parse_environment",
+    "read_environment",
 ]

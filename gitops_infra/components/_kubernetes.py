@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-__all__ = ["OWNED", "kubernetes_provider"]
+__all__ = ["OWNED", "kubernetes_provider", "owned_in"]
 
 OWNED: dict[str, str] = {"pulumi.com/patchForce": "true"}
 """Annotations on every object whose content the platform declares: its apply takes the fields back.
@@ -34,3 +34,12 @@ def kubernetes_provider(
         enable_secret_mutable=True,
         opts=opts,
     )
+
+
+def owned_in(
+    name: str, namespace: k8s.core.v1.Namespace, parent: pulumi.Resource
+) -> tuple[k8s.meta.v1.ObjectMetaArgs, pulumi.ResourceOptions]:
+    """The metadata and options of an object the platform declares in ``namespace``: named ``name``,
+    taking its fields back on apply (``OWNED``), a child of ``parent``, made after the namespace."""
+    metadata = k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace.metadata.name, annotations=OWNED)
+    return metadata, pulumi.ResourceOptions(parent=parent, depends_on=[namespace])

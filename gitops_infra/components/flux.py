@@ -12,7 +12,12 @@ function plus a builder that registers it:
    ``flux-system`` with ``identity``, ``identity.pub`` and ``known_hosts``.
 3. **sync** (``git_repository_manifest``, ``kustomization_manifest`` / ``build_sync``): the
    ``GitRepository`` and the ``Kustomization`` (``prune: true``), with optional SOPS decryption and
-   health checks.
+   health checks, and the ``environment`` contract handed to post-build substitution.
+
+The bootstrap proves itself, as ``flux bootstrap`` does: both sync objects carry pulumi-kubernetes'
+``pulumi.com/waitFor: condition=Ready`` (with ``pulumi.com/timeoutSeconds`` from ``ready_timeout``), so
+``up`` succeeds only once Flux has cloned the repository and applied the path. A ``ready_timeout`` of
+``0s`` turns the wait off, for a cluster Flux cannot reach yet.
 
 Every custom resource ``depends_on`` the controllers' Release, so its CRDs exist first; and because
 Pulumi deletes dependents first, ``destroy`` removes the sync objects while the controllers still run to
@@ -29,6 +34,7 @@ when it is made. Flux lives in the sync's namespace. The Kubernetes provider com
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -39,14 +45,20 @@ import pulumi_kubernetes as k8s
 
 from gitops_infra import checks
 from gitops_infra.components._args import Problems, is_known
-from gitops_infra.components._kubernetes import OWNED
+from gitops_infra.components._kubernetes import OWNED, owned_in
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
+from gitops_infra.components.environment import (
+    ENVIRONMENT_CONFIGMAP,
+    Environment,
+    build_environment_configmap,
+)
 
 __all__ = [
     "DEFAULT_BRANCH",
     "DEFAULT_COMPONENTS",
     "DEFAULT_GIT_INTERVAL",
     "DEFAULT_INTERVAL",
+    "DEFAULT_READY_TIMEOUT",
     "DEFAULT_RETRY_INTERVAL",
     "DEFAULT_TIMEOUT",
     "FLUX_CHART",
@@ -70,6 +82,9 @@ __all__ = [
     "REQUIRED_COMPONENTS",
     "SOPS_AGE_KEY",
     "SOPS_SECRET_NAME",
+    "TIMEOUT_ANNOTATION",
+    "WAIT_FOR_ANNOTATION",
+    "WAIT_FOR_READY",
     "FluxBootstrap",
     "FluxBootstrapArgs",
     "FluxComponent",
@@ -90,6 +105,7 @@ __all__ = [
     "install_values",
     "kustomization_manifest",
     "notification_manifests",
+    "ready_annotations",
     "source_secret_data",
 ]
 
@@ -122,6 +138,11 @@ DEFAULT_GIT_INTERVAL = "1m"
 DEFAULT_INTERVAL = "10m"
 DEFAULT_RETRY_INTERVAL = "2m"
 DEFAULT_TIMEOUT = "5m"
+DEFAULT_READY_TIMEOUT = "5m"
+WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"  # pulumi-kubernetes >= 4.18
+TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
+WAIT_FOR_READY = "condition=Ready"
+DELETE_TIMEOUT = "10m"
 RELEASE_TIMEOUT_SECONDS = 600
 GIT_REPOSITORY_API_VERSION = "source.toolkit.fluxcd.io/v1"
 KUSTOMIZATION_API_VERSION = "kustomize.toolkit.fluxcd.io/v1"
@@ -289,14 +310,9 @@ def _secret(
     namespace: k8s.core.v1.Namespace,
     parent: pulumi.Resource,
 ) -> k8s.core.v1.Secret:
+    metadata, opts = owned_in(secret_name, namespace, parent)
     return k8s.core.v1.Secret(
-        resource_name,
-        metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=secret_name, namespace=namespace.metadata.name, annotations=OWNED
-        ),
-        type="Opaque",
-        string_data=dict(data),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace]),
+        resource_name, metadata=metadata, type="Opaque", string_data=dict(data), opts=opts
     )
 
 
@@ -320,7 +336,11 @@ def build_sops_secret(
 
 @dataclass(frozen=True)
 class SyncOptions:
-    """The GitRepository and Kustomization that sync ``path`` of ``url`` at ``branch``, in ``namespace``."""
+    """The GitRepository and Kustomization that sync ``path`` of ``url`` at ``branch``, in ``namespace``.
+
+    ``ready_timeout`` is how long ``up`` waits for each to report Ready (``0s``: it does not wait).
+    ``substitute_from`` names ConfigMaps in ``namespace`` whose keys fleet manifests use as ``${key}``.
+    """
 
     url: pulumi.Input[str]
     path: str
@@ -334,6 +354,8 @@ class SyncOptions:
     timeout: str = DEFAULT_TIMEOUT
     decryption_secret: str | None = None
     health_checks: Sequence[Mapping[str, str]] = ()
+    ready_timeout: str = DEFAULT_READY_TIMEOUT
+    substitute_from: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         problems = Problems("SyncOptions")
@@ -354,7 +376,27 @@ _SYNC_CHECKS = {
     "interval": checks.go_duration_problem,
     "retry_interval": checks.go_duration_problem,
     "timeout": checks.go_duration_problem,
+    "ready_timeout": checks.ready_timeout_problem,
 }
+
+
+def ready_annotations(ready_timeout: str) -> dict[str, str]:
+    """The annotations that make ``up`` wait for a Flux object's Ready condition, up to ``ready_timeout``.
+
+    None for ``0s``. The provider's timeout is whole seconds, so a fraction rounds up.
+    """
+    seconds = math.ceil(checks.parse_duration(ready_timeout).total_seconds())
+    if seconds == 0:
+        return {}
+    return {WAIT_FOR_ANNOTATION: WAIT_FOR_READY, TIMEOUT_ANNOTATION: str(seconds)}
+
+
+def _metadata(options: SyncOptions) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": options.name, "namespace": options.namespace}
+    annotations = ready_annotations(options.ready_timeout)
+    if annotations:
+        metadata["annotations"] = annotations
+    return metadata
 
 
 def git_repository_manifest(options: SyncOptions) -> dict[str, Any]:
@@ -362,7 +404,7 @@ def git_repository_manifest(options: SyncOptions) -> dict[str, Any]:
     return {
         "apiVersion": GIT_REPOSITORY_API_VERSION,
         "kind": "GitRepository",
-        "metadata": {"name": options.name, "namespace": options.namespace},
+        "metadata": _metadata(options),
         "spec": {
             "url": options.url,
             "ref": {"branch": options.branch},
@@ -373,7 +415,8 @@ def git_repository_manifest(options: SyncOptions) -> dict[str, Any]:
 
 
 def kustomization_manifest(options: SyncOptions) -> dict[str, Any]:
-    """The ``Kustomization`` object: prune on, SOPS decryption and health checks when asked for."""
+    """The ``Kustomization`` object: prune on; SOPS decryption, health checks and post-build
+    substitution when asked for."""
     spec: dict[str, Any] = {
         "interval": options.interval,
         "retryInterval": options.retry_interval,
@@ -387,10 +430,17 @@ def kustomization_manifest(options: SyncOptions) -> dict[str, Any]:
         spec["decryption"] = {"provider": "sops", "secretRef": {"name": options.decryption_secret}}
     if options.health_checks:
         spec["healthChecks"] = [dict(check) for check in options.health_checks]
+    if options.substitute_from:
+        spec["postBuild"] = {
+            # Not optional: without the ConfigMap, Flux would substitute nothing and apply ${baseDomain}.
+            "substituteFrom": [
+                {"kind": "ConfigMap", "name": name, "optional": False} for name in options.substitute_from
+            ]
+        }
     return {
         "apiVersion": KUSTOMIZATION_API_VERSION,
         "kind": "Kustomization",
-        "metadata": {"name": options.name, "namespace": options.namespace},
+        "metadata": _metadata(options),
         "spec": spec,
     }
 
@@ -410,7 +460,10 @@ def _custom_resource(
         resource_name,
         api_version=manifest["apiVersion"],
         kind=manifest["kind"],
-        metadata={**manifest["metadata"], "annotations": OWNED},
+        metadata={
+            **manifest["metadata"],
+            "annotations": {**OWNED, **manifest["metadata"].get("annotations", {})},
+        },
         spec=manifest["spec"],
         opts=opts,
     )
@@ -422,21 +475,32 @@ def build_sync(
     controllers: k8s.helm.v3.Release | None,
     secrets: Sequence[k8s.core.v1.Secret],
     parent: pulumi.Resource,
+    sync_after: Sequence[pulumi.Resource] = (),
 ) -> SyncObjects:
     """The GitRepository and Kustomization, after the controllers (their CRDs) and the Secrets they use.
 
-    ``controllers`` is ``None`` when Flux is installed outside this component.
+    ``controllers`` is ``None`` when Flux is installed outside this component. The Kustomization also
+    waits for ``sync_after``: what its path needs to exist (the scaffolded path, the ConfigMaps it
+    substitutes from).
     """
     installed = [controllers] if controllers is not None else []
+    # `pulumi.com/timeoutSeconds` bounds every operation on the object, deletes included; a delete keeps
+    # the provider's own 10m, since a source-controller busy with a clone or kustomize-controller
+    # pruning (WaitForTermination) needs longer than a short ready_timeout.
+    deletes = pulumi.CustomTimeouts(delete=DELETE_TIMEOUT)
     git_repository = _custom_resource(
         f"{name}-git-repository",
         git_repository_manifest(options),
-        pulumi.ResourceOptions(parent=parent, depends_on=[*installed, *secrets]),
+        pulumi.ResourceOptions(parent=parent, depends_on=[*installed, *secrets], custom_timeouts=deletes),
     )
     kustomization = _custom_resource(
         f"{name}-kustomization",
         kustomization_manifest(options),
-        pulumi.ResourceOptions(parent=parent, depends_on=[*installed, git_repository]),
+        pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=[*installed, git_repository, *sync_after],
+            custom_timeouts=deletes,
+        ),
     )
     return SyncObjects(git_repository=git_repository, kustomization=kustomization)
 
@@ -543,6 +607,10 @@ class FluxBootstrapArgs:
     to the pinned chart's default controllers, and ``None`` means Flux's controllers and CRDs are
     installed outside this component (the Flux Operator, an EKS add-on): then it adopts the namespace,
     and leaves it in place on destroy. ``sops_age_key`` (kept secret) turns on SOPS decryption.
+
+    ``environment`` hands the environment contract to the fleet: it is written as the ``environment``
+    ConfigMap in Flux's namespace, and the Kustomization substitutes from it (``${baseDomain}``).
+    ``sync_after`` are resources the Kustomization waits for, such as the scaffolded fleet path.
     """
 
     source: SourceSecretOptions
@@ -552,6 +620,8 @@ class FluxBootstrapArgs:
     sops_age_key: pulumi.Input[str] | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra labels on the Flux namespace."""
+    environment: Environment | None = None
+    sync_after: Sequence[pulumi.Resource] = ()
 
     def __post_init__(self) -> None:
         problems = Problems("FluxBootstrapArgs")
@@ -561,6 +631,11 @@ class FluxBootstrapArgs:
             self.install is None or isinstance(self.install, InstallOptions),
             "install",
             "must be an InstallOptions, or None (installed outside this component)",
+        )
+        problems.check(
+            self.environment is None or isinstance(self.environment, Environment),
+            "environment",
+            "must be an Environment, or None",
         )
         if self.notifications is not None and isinstance(self.install, InstallOptions):
             problems.check(
@@ -580,6 +655,7 @@ class FluxBootstrap(pulumi.ComponentResource):
     controllers: k8s.helm.v3.Release | None
     source_secret: k8s.core.v1.Secret
     sops_secret: k8s.core.v1.Secret | None
+    environment_config_map: k8s.core.v1.ConfigMap | None
     sync: SyncObjects
     notifications: Notifications | None
 
@@ -611,7 +687,15 @@ class FluxBootstrap(pulumi.ComponentResource):
         if self.sops_secret is not None:
             sync = replace(sync, decryption_secret=SOPS_SECRET_NAME)
         secrets = [self.source_secret, *([self.sops_secret] if self.sops_secret is not None else [])]
-        self.sync = build_sync(name, sync, self.controllers, secrets, self)
+        self.environment_config_map = None
+        sync_after = list(args.sync_after)
+        if args.environment is not None:
+            self.environment_config_map = build_environment_configmap(
+                f"{name}-environment", args.environment, self.namespace_resource, self
+            )
+            sync = replace(sync, substitute_from=(*sync.substitute_from, ENVIRONMENT_CONFIGMAP))
+            sync_after.append(self.environment_config_map)
+        self.sync = build_sync(name, sync, self.controllers, secrets, self, sync_after)
         self.notifications = (
             build_notifications(name, args.notifications, self.namespace_resource, self.controllers, self)
             if args.notifications is not None

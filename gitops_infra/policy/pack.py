@@ -1,10 +1,11 @@
 """The gitops-infra CrossGuard policies: names, enforcement levels, config schemas and wiring.
 
 Each policy is a ``ResourceValidationPolicy`` whose validate function picks the resource types it is
-about and reports each message its rule in :mod:`gitops_infra.policy.rules` returns, except
-``deploy-key-read-only``: whether a deploy key may write depends on another resource (the Flux install
-and its image automation), so it is a ``StackValidationPolicy`` that sees the whole stack and reports on
-each deploy key by URN. ``__main__.py`` serves :func:`policies` as the ``gitops-infra`` pack.
+about and reports each message its rule in :mod:`gitops_infra.policy.rules` returns, except two that
+depend on other resources and so are ``StackValidationPolicy``s that see the whole stack and report by
+URN: ``deploy-key-read-only`` (whether a deploy key may write depends on the Flux install and its image
+automation) and ``flux-sync-alerting`` (whether a Flux install has an Alert). ``__main__.py`` serves
+:func:`policies` as the ``gitops-infra`` pack.
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ __all__ = [
     "EKS_PROD_ENDPOINT_NOT_PUBLIC",
     "EKS_SECRETS_ENCRYPTION",
     "ENFORCEMENT",
+    "ENVIRONMENT_CONTRACT_VALID",
     "FLUX_GIT_REPOSITORY_INTERVAL",
+    "FLUX_KUSTOMIZATION_HEALTH",
+    "FLUX_KUSTOMIZATION_PRUNE",
+    "FLUX_SYNC_ALERTING",
     "NO_LATEST_IMAGE_TAG",
     "PACK_NAME",
     "policies",
@@ -48,6 +53,10 @@ FLUX_GIT_REPOSITORY_INTERVAL = "flux-git-repository-interval"
 NO_LATEST_IMAGE_TAG = "no-latest-image-tag"
 AWS_REQUIRED_TAGS = "aws-required-tags"
 EKS_NODE_GROUP_SIZE_BOUNDS = "eks-node-group-size-bounds"
+FLUX_KUSTOMIZATION_PRUNE = "flux-kustomization-prune"
+FLUX_KUSTOMIZATION_HEALTH = "flux-kustomization-health"
+FLUX_SYNC_ALERTING = "flux-sync-alerting"
+ENVIRONMENT_CONTRACT_VALID = "environment-contract-valid"
 
 ENFORCEMENT: dict[str, EnforcementLevel] = {
     # Security and cost gates block an update.
@@ -56,9 +65,16 @@ ENFORCEMENT: dict[str, EnforcementLevel] = {
     DEPLOY_KEY_READ_ONLY: EnforcementLevel.MANDATORY,
     NO_LATEST_IMAGE_TAG: EnforcementLevel.MANDATORY,
     EKS_NODE_GROUP_SIZE_BOUNDS: EnforcementLevel.MANDATORY,
-    # Hygiene warns: a sync interval out of range is worth fixing, not an outage. Tags gate: the
-    # platform always sets them, so a resource without them was made outside it.
+    # Correctness gates: without prune the cluster drifts from git, and an environment ConfigMap the
+    # contract rejects breaks every app that reads it.
+    FLUX_KUSTOMIZATION_PRUNE: EnforcementLevel.MANDATORY,
+    ENVIRONMENT_CONTRACT_VALID: EnforcementLevel.MANDATORY,
+    # Hygiene warns: a sync interval out of range, a Ready that does not wait for workloads, or sync
+    # failures nobody hears of are worth fixing, not an outage. Tags gate: the platform always sets
+    # them, so a resource without them was made outside it.
     FLUX_GIT_REPOSITORY_INTERVAL: EnforcementLevel.ADVISORY,
+    FLUX_KUSTOMIZATION_HEALTH: EnforcementLevel.ADVISORY,
+    FLUX_SYNC_ALERTING: EnforcementLevel.ADVISORY,
     AWS_REQUIRED_TAGS: EnforcementLevel.MANDATORY,
 }
 """Each policy's default enforcement level; a policy pack config file may override it per stack."""
@@ -106,6 +122,13 @@ def _validate_deploy_keys(args: StackValidationArgs, report_violation: ReportVio
     settings = rules.DeployKeySettings.from_config(args.get_config())
     resources = [(r.resource_type, r.urn, r.props) for r in args.resources]
     for urn, message in rules.stack_deploy_key_violations(resources, settings):
+        report_violation(message, urn)
+
+
+def _validate_alerting(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    """``flux-sync-alerting``: a stack that installs Flux has a notification Alert."""
+    resources = [(r.resource_type, r.urn, r.props) for r in args.resources]
+    for urn, message in rules.stack_alerting_violations(resources):
         report_violation(message, urn)
 
 
@@ -236,5 +259,35 @@ def policies() -> list[Policy]:
                     "description": "The largest maxSize a node group may have.",
                 },
             },
+        ),
+        _policy(
+            FLUX_KUSTOMIZATION_PRUNE,
+            "A Flux Kustomization sets spec.prune, so objects removed from git are removed from the cluster.",
+            _validation(
+                set(rules.KUSTOMIZATION_TYPES), lambda args: rules.kustomization_prune_violations(args.props)
+            ),
+        ),
+        _policy(
+            FLUX_KUSTOMIZATION_HEALTH,
+            "A Flux Kustomization has spec.healthChecks or spec.wait, so Ready means its workloads run.",
+            _validation(
+                set(rules.KUSTOMIZATION_TYPES), lambda args: rules.kustomization_health_violations(args.props)
+            ),
+        ),
+        StackValidationPolicy(
+            name=FLUX_SYNC_ALERTING,
+            description=(
+                "A stack that installs Flux (a flux2 Helm release, GitRepository or Kustomization) has a "
+                "notification Alert, so sync failures are reported (flux.notifications)."
+            ),
+            validate=_validate_alerting,
+            enforcement_level=ENFORCEMENT[FLUX_SYNC_ALERTING],
+        ),
+        _policy(
+            ENVIRONMENT_CONTRACT_VALID,
+            "The 'environment' ConfigMap's data parses as the current environment contract.",
+            _validation(
+                {rules.CONFIG_MAP_TYPE}, lambda args: rules.environment_contract_violations(args.props)
+            ),
         ),
     ]

@@ -19,9 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitops_infra.checks import GO_DURATION_PATTERN, parse_duration
+from gitops_infra.components.environment import ENVIRONMENT_CONFIGMAP, parse_environment
 
 __all__ = [
+    "ALERT_TYPES",
     "ALWAYS_TAGGABLE_TYPES",
+    "CONFIG_MAP_TYPE",
     "DEFAULT_MAX_INTERVAL",
     "DEFAULT_MAX_NODES",
     "DEFAULT_MIN_INTERVAL",
@@ -37,6 +40,7 @@ __all__ = [
     "GIT_REPOSITORY_TYPES",
     "GO_DURATION_PATTERN",
     "HELM_RELEASE_TYPES",
+    "KUSTOMIZATION_TYPES",
     "OPEN_CIDRS",
     "POD_SPEC_PATHS",
     "DeployKeySettings",
@@ -48,14 +52,18 @@ __all__ = [
     "deploy_key_violations",
     "effective_tag_keys",
     "endpoint_violations",
+    "environment_contract_violations",
     "flux_image_automation",
     "git_repository_interval_violations",
     "image_problem",
     "image_tag_violations",
+    "kustomization_health_violations",
+    "kustomization_prune_violations",
     "node_group_size_violations",
     "parse_duration",
     "required_tag_violations",
     "secrets_encryption_violations",
+    "stack_alerting_violations",
     "stack_deploy_key_violations",
 ]
 
@@ -72,6 +80,13 @@ FLUX_CHART = "flux2"
 FLUX_IMAGE_AUTOMATION_VALUES = ("imageAutomationController", "create")
 """Where the chart's values turn on image-automation-controller, the only controller that pushes to git."""
 GIT_REPOSITORY_TYPES = ("kubernetes:source.toolkit.fluxcd.io/v1:GitRepository",)
+KUSTOMIZATION_TYPES = ("kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization",)
+ALERT_TYPES = (
+    "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Alert",
+    "kubernetes:notification.toolkit.fluxcd.io/v1beta2:Alert",
+)
+"""Flux notification Alerts: v1beta3 is what the platform writes (``flux.notifications``)."""
+CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
 
 POD_SPEC_PATHS: Mapping[str, tuple[str, ...]] = {
     "kubernetes:core/v1:Pod": ("spec",),
@@ -493,3 +508,88 @@ def node_group_size_violations(
     ):
         messages.append(f"scalingConfig.desiredSize {desired} is outside minSize..maxSize ({low}..{high})")
     return messages
+
+
+def kustomization_prune_violations(props: Mapping[str, Any]) -> list[str]:
+    """A Flux Kustomization sets ``spec.prune: true``.
+
+    Without prune, Flux never deletes what it applied: an object removed from git stays on the cluster.
+    """
+    if _at(props, "spec", "prune") is True:
+        return []
+    return [
+        "this Kustomization does not set spec.prune to true, so objects removed from git stay on the "
+        "cluster and the cluster drifts from the repository; set spec.prune: true"
+    ]
+
+
+def kustomization_health_violations(props: Mapping[str, Any]) -> list[str]:
+    """A Flux Kustomization has ``spec.healthChecks`` (non-empty) or sets ``spec.wait: true``.
+
+    Without either, Flux reports the Kustomization Ready as soon as its objects are applied.
+    """
+    if _at(props, "spec", "wait") is True:
+        return []
+    checks = _at(props, "spec", "healthChecks")
+    if isinstance(checks, Sequence) and not isinstance(checks, str) and len(checks) > 0:
+        return []
+    return [
+        "this Kustomization has no spec.healthChecks and does not set spec.wait, so Flux reports it "
+        "Ready as soon as its objects are applied; if its path deploys workloads, list them in "
+        "spec.healthChecks or set spec.wait: true so Ready means they are running"
+    ]
+
+
+def stack_alerting_violations(
+    resources: Iterable[tuple[str, str, Mapping[str, Any]]],
+) -> list[tuple[str, str]]:
+    """``flux-sync-alerting`` over a whole stack: a stack that installs Flux has a notification Alert.
+
+    ``resources`` are ``(type, urn, props)`` triples. A stack installs Flux when it has a Helm release of
+    the ``flux2`` chart or a Flux GitRepository or Kustomization (it bootstraps a sync). The one
+    violation is reported on the first Kustomization, else the flux2 release, else the GitRepository.
+    """
+    kustomizations: list[str] = []
+    releases: list[str] = []
+    repositories: list[str] = []
+    for resource_type, urn, props in resources:
+        if resource_type in ALERT_TYPES:
+            return []
+        if resource_type in KUSTOMIZATION_TYPES:
+            kustomizations.append(urn)
+        elif resource_type in GIT_REPOSITORY_TYPES:
+            repositories.append(urn)
+        elif resource_type in HELM_RELEASE_TYPES and props.get("chart") == FLUX_CHART:
+            releases.append(urn)
+    flux = [*kustomizations, *releases, *repositories]
+    if not flux:
+        return []
+    return [
+        (
+            flux[0],
+            "this stack installs Flux but has no notification Alert, so sync failures (a broken "
+            "manifest, an unreachable repository) go unnoticed; set flux.notifications in the stack "
+            "config to send them to a chat or webhook",
+        )
+    ]
+
+
+def environment_contract_violations(props: Mapping[str, Any]) -> list[str]:
+    """The ``environment`` ConfigMap's ``data`` parses as the current environment contract.
+
+    App teams read it back with ``parse_environment``, so data it rejects breaks them at run time.
+    ConfigMaps with any other ``metadata.name`` pass.
+    """
+    if _at(props, "metadata", "name") != ENVIRONMENT_CONFIGMAP:
+        return []
+    data = props.get("data")
+    if not isinstance(data, Mapping):
+        return [
+            f"the {ENVIRONMENT_CONFIGMAP} ConfigMap has no data, so app teams cannot read the environment "
+            "contract from it; write its data with environment_data"
+        ]
+    try:
+        parse_environment(data)
+    except ValueError as exc:
+        return [str(exc)]
+    return []

@@ -150,6 +150,8 @@ def local_stack(
     stack.set("localKubeconfig", cluster.kubeconfig, secret=True)
     stack.set("localDeployKey", deploy_key.private_key, secret=True)
     stack.commit("the local stack, configured for this cluster")
+    # The test's fleet path exists, as `git.scaffold` would make it: `up` waits for Flux to be Ready.
+    fleet.commit({f"{fleet_path}/README.md": f"Synced by the cluster test {name}.\n"}, f"the path of {name}")
     try:
         yield stack
     finally:

@@ -41,6 +41,7 @@ metadata:
   namespace: default
 data:
   greeting: Flux applied this from the fleet repository
+  host: shop.${baseDomain}  # from the environment contract (postBuild.substituteFrom)
 """
 
 
@@ -129,7 +130,7 @@ def _walkthrough(cluster: LocalCluster, fleet: FleetServer, key: DeployKeyPair, 
     fleet.commit({"clusters/local/hello.yaml": WORKLOAD}, "a first workload")
     _project(cluster, fleet, key, env)
 
-    _say("gitops-infra up local")
+    _say("gitops-infra up local  (it returns once Flux reports Ready)")
     _gitops_infra("up", STACK, "--yes", env=env)
     _wait_for_flux(cluster)
     _say("what Flux applied from clusters/local:")

@@ -7,17 +7,21 @@ installed outside the stack, a deploy key registered on the fleet server) throug
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from pulumi import automation as auto
 
 from gitops_infra import checks
-from gitops_infra.automation import detect_drift, history, rollback_to_commit, up
+from gitops_infra.automation import StackOptions, detect_drift, history, rollback_to_commit, up
 from gitops_infra.components.flux import FLUX_SECRET_NAME, FLUX_SYNC_NAME
+from gitops_infra.errors import OperationFailedError
 
 from .conftest import LocalStack
 from .local_cluster import DeployKeyPair, FleetServer, LocalCluster
@@ -70,8 +74,11 @@ def _workload(name: str) -> str:
     return (
         "apiVersion: v1\nkind: ConfigMap\n"
         f"metadata:\n  name: {name}\n  namespace: default\n"
-        "data:\n  from: the fleet repository\n"
+        "data:\n  from: the fleet repository\n  host: shop.${baseDomain}\n"
     )
+
+
+APPLIED = {"from": "the fleet repository", "host": "shop.local.example.com"}
 
 
 # -- 1. what `up` creates ------------------------------------------------------------------------------------
@@ -94,13 +101,23 @@ def test_up_creates_flux_sync_objects_secret_and_contract(local_stack: LocalStac
     assert kustomization["spec"]["path"] == f"./{local_stack.fleet_path}"
     assert kustomization["spec"]["prune"] is True
     assert kustomization["spec"]["deletionPolicy"] == "WaitForTermination"
-    assert _configmap(local_stack, local_stack.service_namespace, "environment") == {
+    contract = {
+        "contractVersion": "1",
         "name": "local",
         "baseDomain": "local.example.com",
         "serviceNamespace": local_stack.service_namespace,
         "ingressEnabled": "false",
         "networkPoliciesEnforced": "false",
     }
+    assert _configmap(local_stack, local_stack.service_namespace, "environment") == contract
+    # The same contract, handed to Flux's post-build substitution.
+    assert _configmap(local_stack, local_stack.flux_namespace, "environment") == contract
+    assert kustomization["spec"]["postBuild"] == {
+        "substituteFrom": [{"kind": "ConfigMap", "name": "environment", "optional": False}]
+    }
+    # `up` returned only once Flux reported both sync objects Ready.
+    assert _ready(local_stack, SOURCE)["status"] == "True"  # type: ignore[index]
+    assert _ready(local_stack, KUSTOMIZE)["status"] == "True"  # type: ignore[index]
 
 
 # -- 2. Flux syncs -------------------------------------------------------------------------------------------
@@ -112,13 +129,13 @@ def test_flux_syncs_the_fleet_path_at_the_pushed_commit(local_stack: LocalStack,
 
     up("local", options=local_stack.options)
 
-    ready = _wait(
-        lambda: (c := _ready(local_stack, SOURCE)) and c["status"] == "True" and c, "GitRepository Ready"
-    )
-    revision = _object(local_stack, SOURCE)["status"]["artifact"]["revision"]
-    assert revision == f"main@sha1:{sha}", ready
-    _wait(lambda: (c := _ready(local_stack, KUSTOMIZE)) and c["status"] == "True", "Kustomization Ready")
-    assert _configmap(local_stack, "default", workload) == {"from": "the fleet repository"}
+    # No waiting here: `up` itself waited until Flux was Ready at the pushed revision.
+    assert _ready(local_stack, SOURCE)["status"] == "True"  # type: ignore[index]
+    assert _object(local_stack, SOURCE)["status"]["artifact"]["revision"] == f"main@sha1:{sha}"
+    kustomization = _object(local_stack, KUSTOMIZE)
+    assert kustomization["status"]["lastAppliedRevision"] == f"main@sha1:{sha}"
+    # ${baseDomain} came from the environment contract.
+    assert _configmap(local_stack, "default", workload) == APPLIED
 
 
 # -- 3. a key the fleet server does not trust ----------------------------------------------------------------
@@ -143,6 +160,106 @@ def test_a_wrong_deploy_key_leaves_the_source_not_ready_with_the_auth_message(
         "GitRepository not Ready",
     )
     assert "unable to authenticate" in failed["message"] or "handshake failed" in failed["message"], failed
+
+
+# -- 3b. a bootstrap that proves itself: `up` fails with Flux's own words ----------------------------------
+
+
+def test_a_kustomization_that_is_not_ready_fails_up_with_flux_condition_message(
+    local_stack: LocalStack,
+) -> None:
+    local_stack.set("git.path", f"{local_stack.fleet_path}-missing")
+    local_stack.set("flux.readyTimeout", "15s")
+
+    with pytest.raises(OperationFailedError) as info:
+        up("local", options=local_stack.options)
+
+    error = info.value
+    (reason,) = error.not_ready
+    where = f"Kustomization {local_stack.flux_namespace}/{FLUX_SYNC_NAME}"
+    assert reason.startswith(f"{where} is not Ready (ArtifactFailed): kustomization path not found"), reason
+    assert str(error).startswith(f"up on stack 'local' failed: {reason}; ")
+    assert "timed out waiting for the condition" in error.engine_message  # what the provider alone says
+
+
+def test_a_key_the_git_server_refuses_fails_up_with_the_auth_message(local_stack: LocalStack) -> None:
+    local_stack.set("localDeployKey", DeployKeyPair.generate().private_key, secret=True)
+    local_stack.set("flux.readyTimeout", "15s")
+
+    with pytest.raises(OperationFailedError) as info:
+        up("local", options=local_stack.options)
+
+    (reason,) = info.value.not_ready
+    assert reason.startswith(f"GitRepository {local_stack.flux_namespace}/{FLUX_SYNC_NAME} is not Ready"), (
+        reason
+    )
+    assert "unable to authenticate" in reason or "handshake failed" in reason, reason
+    assert "PRIVATE KEY" not in str(info.value)
+
+
+def test_ready_timeout_zero_does_not_wait(local_stack: LocalStack) -> None:
+    local_stack.set("git.path", f"{local_stack.fleet_path}-missing")
+    local_stack.set("flux.readyTimeout", "0s")
+
+    up("local", options=local_stack.options)  # for a cluster Flux cannot reach yet: no wait, no failure
+
+    assert "pulumi.com/waitFor" not in _object(local_stack, KUSTOMIZE)["metadata"].get("annotations", {})
+
+
+# -- 3c. an app team's program reads the contract, typed ----------------------------------------------------
+
+APP_PROGRAM = """\
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gitops_infra import Environment, read_environment
+
+provider = k8s.Provider("cluster", kubeconfig=pulumi.Config().require_secret("kubeconfig"))
+env = read_environment(pulumi.Config().require("namespace"), provider=provider)
+pulumi.export("type", env.apply(lambda e: type(e).__name__ if isinstance(e, Environment) else "?"))
+pulumi.export("baseDomain", env.base_domain)
+pulumi.export("ingressEnabled", env.ingress_enabled)
+pulumi.export("host", env.apply(lambda e: f"shop.{e.base_domain}" if e.ingress_enabled else "no ingress"))
+"""
+
+
+def _app(local_stack: LocalStack, cluster: LocalCluster, tmp_path: Path) -> StackOptions:
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "Pulumi.yaml").write_text(
+        f"name: shop\nruntime:\n  name: python\n  options:\n    virtualenv: {sys.prefix}\n"
+    )
+    (root / "__main__.py").write_text(APP_PROGRAM)
+    stack = auto.Stack.create("app", auto.LocalWorkspace(work_dir=str(root), env_vars=local_stack.env))
+    stack.set_config("kubeconfig", auto.ConfigValue(cluster.kubeconfig, secret=True))
+    stack.set_config("namespace", auto.ConfigValue(local_stack.service_namespace))
+    return StackOptions(work_dir=root, env=local_stack.env)
+
+
+def test_read_environment_gives_an_app_program_the_typed_contract(
+    local_stack: LocalStack, cluster: LocalCluster, tmp_path: Path
+) -> None:
+    up("local", options=local_stack.options)
+    app = _app(local_stack, cluster, tmp_path)
+
+    result = up("app", options=app)
+
+    assert result.outputs == {
+        "type": "Environment",
+        "baseDomain": "local.example.com",
+        "ingressEnabled": False,  # a bool, not the ConfigMap's "false"
+        "host": "no ingress",  # ingressEnabled is false on the local stack
+    }
+    core = client.CoreV1Api(local_stack.api)
+    core.patch_namespaced_config_map(
+        "environment", local_stack.service_namespace, {"data": {"baseDomain": "Not A Domain"}}
+    )
+    with pytest.raises(OperationFailedError) as info:
+        up("app", options=app)
+    assert f"{local_stack.service_namespace}/environment: invalid environment ConfigMap: baseDomain" in str(
+        info.value
+    )
+    assert "Traceback" not in str(info.value)
 
 
 # -- 4. drift on the contract --------------------------------------------------------------------------------
@@ -187,8 +304,8 @@ def test_a_contract_change_updates_the_fixed_name_configmap_in_place(local_stack
     result = up("local", options=local_stack.options)
 
     # By default the provider replaces a ConfigMap whose data changed, deleting this fixed-name one
-    # first: app teams would find no contract for that moment. The platform's provider updates it.
-    assert result.changes == {"update": 1, "same": 9}, result.changes
+    # first: app teams would find no contract for that moment. The platform's provider updates both.
+    assert result.changes == {"update": 2, "same": 9}, result.changes
     after = core.read_namespaced_config_map("environment", local_stack.service_namespace)
     assert after.metadata.uid == before
     assert after.data["ingressEnabled"] == "true"

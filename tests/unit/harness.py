@@ -64,10 +64,15 @@ def _issuer(arn: str) -> str:
 class PlatformMocks(pulumi.runtime.Mocks):
     """Outputs echo the inputs, plus the computed outputs the components read and the calls they make."""
 
-    def __init__(self, caller_arn: str = DEPLOYER_ARN) -> None:
+    def __init__(
+        self, caller_arn: str = DEPLOYER_ARN, reads: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> None:
         self.caller_arn = caller_arn
+        self.reads = dict(reads or {})
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        if args.resource_id:  # a `Resource.get`: the state of what exists, by its ID
+            return args.resource_id, dict(self.reads[args.resource_id])
         state = dict(args.inputs)
         name = args.name
         if args.typ == "eks:index:Cluster":
@@ -131,9 +136,13 @@ def run(
     config: Mapping[str, str] | None = None,
     secret_keys: list[str] | None = None,
     caller_arn: str = DEPLOYER_ARN,
+    reads: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Run[T]:
-    """Run ``program`` under mocks; resolve the Outputs ``outputs(result)`` names."""
-    mocks = PlatformMocks(caller_arn)
+    """Run ``program`` under mocks; resolve the Outputs ``outputs(result)`` names.
+
+    ``reads`` is the state each ``Resource.get`` finds, by the ID it reads.
+    """
+    mocks = PlatformMocks(caller_arn, reads)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config or {}), secret_keys or [])

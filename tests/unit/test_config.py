@@ -471,3 +471,29 @@ def test_the_local_stack_loads(minimal: dict[str, Any]) -> None:
     config = load_config(stack_config("local"), stack="local")
     assert config.flux.install == "external"
     assert config.git.deploy_key.existing is not None
+
+
+def test_ready_timeout_defaults_to_five_minutes_and_zero_turns_the_wait_off(minimal: dict[str, Any]) -> None:
+    assert load_config(minimal, stack="test").flux.ready_timeout == "5m"
+    minimal["flux"]["readyTimeout"] = "0s"
+    assert load_config(minimal, stack="test").flux.ready_timeout == "0s"
+    minimal["flux"]["readyTimeout"] = "5 minutes"
+    assert next(p for p in problems_of(minimal) if "readyTimeout" in p).startswith(
+        "gitops-infra:flux.readyTimeout: "
+    )
+
+
+def test_ready_timeout_is_at_most_a_day(minimal: dict[str, Any]) -> None:
+    minimal["flux"]["readyTimeout"] = "24h"
+    assert load_config(minimal, stack="test").flux.ready_timeout == "24h"
+    # Far beyond a day the provider's whole seconds overflow its clock, and `up` would not wait at all.
+    minimal["flux"]["readyTimeout"] = "99999999h"
+    assert "gitops-infra:flux.readyTimeout: must be at most 24h" in problems_of(minimal)
+
+
+def test_app_workloads_and_flux_need_namespaces_of_their_own(minimal: dict[str, Any]) -> None:
+    minimal["environment"]["serviceNamespace"] = "flux-system"
+    assert problems_of(minimal) == (
+        "gitops-infra:environment.serviceNamespace: 'flux-system' is also flux.namespace; app workloads "
+        "and Flux need namespaces of their own",
+    )

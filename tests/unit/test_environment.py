@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
 from gitops_infra.components.environment import (
+    CONTRACT_KEYS,
+    CONTRACT_VERSION,
+    CONTRACT_VERSION_KEY,
     ENVIRONMENT_CONFIGMAP,
+    SUBSTITUTION_NAME_PATTERN,
     Environment,
     EnvironmentConfig,
     EnvironmentConfigArgs,
+    contract_schema,
     environment_data,
     parse_environment,
+    read_environment,
 )
-from gitops_infra.errors import ConfigError
+from gitops_infra.errors import ConfigError, EnvironmentContractError
 
 from .harness import MOCK_KUBECONFIG, run
 
@@ -29,6 +38,7 @@ ENV = Environment(
 
 def test_data_is_strings_with_camel_case_keys() -> None:
     assert environment_data(ENV) == {
+        "contractVersion": "1",
         "name": "dev",
         "baseDomain": "dev.example.com",
         "serviceNamespace": "apps",
@@ -79,3 +89,103 @@ def test_args_are_checked() -> None:
     with pytest.raises(ConfigError) as info:
         EnvironmentConfigArgs(environment={"name": "dev"})  # type: ignore[arg-type]
     assert info.value.problems == ("EnvironmentConfigArgs.environment: must be an Environment",)
+
+
+# -- the contract version ------------------------------------------------------------------------------
+
+
+def test_data_carry_the_contract_version() -> None:
+    assert environment_data(ENV)[CONTRACT_VERSION_KEY] == CONTRACT_VERSION == "1"
+
+
+@pytest.mark.parametrize("version", ["2", "2.0", "0"])
+def test_a_reader_refuses_a_major_version_it_does_not_know(version: str) -> None:
+    with pytest.raises(EnvironmentContractError) as info:
+        parse_environment(environment_data(ENV) | {CONTRACT_VERSION_KEY: version})
+    assert f"contractVersion: {version!r} is major version {version.split('.')[0]}" in str(info.value)
+    assert "upgrade gitops-infra" in str(info.value)
+    assert isinstance(info.value, ValueError)  # callers that caught ValueError still do
+
+
+def test_data_without_a_contract_version_are_refused() -> None:
+    data = {k: v for k, v in environment_data(ENV).items() if k != CONTRACT_VERSION_KEY}
+    with pytest.raises(EnvironmentContractError, match="contractVersion: missing"):
+        parse_environment(data)
+    with pytest.raises(EnvironmentContractError, match="'v1' is not a contract version"):
+        parse_environment(environment_data(ENV) | {CONTRACT_VERSION_KEY: "v1"})
+
+
+def test_a_newer_minor_version_only_adds_keys_which_are_ignored() -> None:
+    newer = environment_data(ENV) | {CONTRACT_VERSION_KEY: "1.3", "clusterIssuer": "letsencrypt"}
+    assert parse_environment(newer) == ENV
+    # At the version this reader knows, an unknown key is a typo, and said so.
+    with pytest.raises(EnvironmentContractError, match="clusterIssuer: not a key of the contract"):
+        parse_environment(environment_data(ENV) | {"clusterIssuer": "letsencrypt"})
+
+
+def test_flags_read_only_as_the_platform_writes_them() -> None:
+    for spelling in ("True", "yes", "1", ""):
+        with pytest.raises(EnvironmentContractError, match='ingressEnabled: must be "true" or "false"'):
+            parse_environment(environment_data(ENV) | {"ingressEnabled": spelling})
+
+
+def test_every_key_is_a_variable_flux_can_substitute() -> None:
+    # kustomize-controller refuses a whole Kustomization whose substituteFrom has a key outside this.
+    keys = set(environment_data(ENV)) | set(CONTRACT_KEYS)
+    assert keys == set(CONTRACT_KEYS)
+    assert all(re.match(SUBSTITUTION_NAME_PATTERN, key) for key in keys)
+    assert not any(re.match(SUBSTITUTION_NAME_PATTERN, bad) for bad in ("base-domain", "1st", "a.b"))
+
+
+def test_the_schema_describes_the_data_as_written() -> None:
+    schema = contract_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["additionalProperties"] is False
+    assert set(schema["required"]) == {"contractVersion", "name", "baseDomain", "serviceNamespace"}
+    assert set(schema["properties"]) == set(CONTRACT_KEYS)
+    properties = schema["properties"]
+    assert properties["ingressEnabled"] == {
+        "type": "string",
+        "enum": ["true", "false"],
+        "default": "true",
+        "description": "Whether an ingress controller serves it.",
+    }
+    assert properties["contractVersion"]["pattern"] == r"^1(\.[0-9]+)?$"
+    assert all(prop["type"] == "string" and prop["description"] for prop in properties.values())
+    # What the platform writes matches the schema's patterns and enums.
+    for key, value in environment_data(ENV).items():
+        prop = properties[key]
+        assert re.match(prop.get("pattern", ".*"), value) and value in prop.get("enum", [value])
+
+
+# -- reading it from a Pulumi program ------------------------------------------------------------------
+
+
+def _read(data: dict[str, str], namespace: str = "apps") -> Any:
+    state = {"metadata": {"name": ENVIRONMENT_CONFIGMAP, "namespace": namespace}, "data": data}
+    return run(
+        lambda: read_environment(namespace),
+        outputs=lambda environment: {"environment": environment},
+        reads={f"{namespace}/{ENVIRONMENT_CONFIGMAP}": state},
+    )
+
+
+def test_read_environment_reads_the_configmap_and_types_it() -> None:
+    result = _read(environment_data(ENV))
+    assert result.values["environment"].value == ENV
+    assert result.graph.of_type("kubernetes:core/v1:ConfigMap") == []  # read, never registered: not managed
+
+
+def test_read_environment_fails_the_program_with_the_bad_key() -> None:
+    with pytest.raises(
+        Exception, match=r"apps/environment: invalid environment ConfigMap: baseDomain"
+    ) as info:
+        _read(environment_data(ENV) | {"baseDomain": "Not A Domain"})
+    assert isinstance(info.value, pulumi.RunError)  # its message alone, no traceback
+
+
+@pytest.mark.parametrize("namespace", ["", "Apps", "apps/other"])
+def test_read_environment_checks_the_namespace_before_reading(namespace: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        read_environment(namespace)
+    assert info.value.problems[0].startswith("read_environment.namespace: ")

@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
+from gitops_infra.components.environment import ENVIRONMENT_CONFIGMAP, Environment, environment_data
 from gitops_infra.components.flux import (
     DEFAULT_COMPONENTS,
     FLUX_CHART,
@@ -35,6 +36,7 @@ from gitops_infra.components.flux import (
     image_automation_enabled,
     install_values,
     kustomization_manifest,
+    ready_annotations,
     source_secret_data,
 )
 from gitops_infra.errors import ConfigError
@@ -93,7 +95,12 @@ def test_sync_manifests() -> None:
     assert repo == {
         "apiVersion": GIT_REPOSITORY_API_VERSION,
         "kind": "GitRepository",
-        "metadata": {"name": "flux-system", "namespace": FLUX_NAMESPACE},
+        "metadata": {
+            "name": "flux-system",
+            "namespace": FLUX_NAMESPACE,
+            # `up` succeeds only once Flux reports Ready: 5m by default.
+            "annotations": {"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "300"},
+        },
         "spec": {
             "url": URL,
             "ref": {"branch": "main"},
@@ -388,4 +395,67 @@ def test_every_object_flux_bootstrap_declares_takes_its_fields_back_on_apply() -
     declared = [*graph.of_type(SECRET), *graph.of_type(GIT_REPOSITORY), *graph.of_type(KUSTOMIZATION)]
     declared += [*graph.of_type(NOTIFY_PROVIDER), *graph.of_type(ALERT)]
     assert len(declared) == 7
-    assert all(r.input("metadata.annotations") == {"pulumi.com/patchForce": "true"} for r in declared)
+    assert all(r.input("metadata.annotations")["pulumi.com/patchForce"] == "true" for r in declared)
+
+
+# -- a bootstrap that proves itself --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ready_timeout", "annotations"),
+    [
+        ("5m", {"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "300"}),
+        ("90s", {"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "90"}),
+        ("1.5s", {"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "2"}),
+        ("0s", {}),  # for a cluster Flux cannot reach yet: `up` does not wait
+    ],
+)
+def test_up_waits_for_both_sync_objects_to_be_ready(ready_timeout: str, annotations: dict[str, str]) -> None:
+    assert ready_annotations(ready_timeout) == annotations
+    graph = bootstrap(ready_timeout=ready_timeout).graph
+    for sync_object in (graph.one(GIT_REPOSITORY), graph.one(KUSTOMIZATION)):
+        assert sync_object.input("metadata.annotations") == {"pulumi.com/patchForce": "true", **annotations}
+        # The annotation would bound deletes too: they keep the provider's 10m, for finalizers to run.
+        assert sync_object.custom_timeouts == {"delete": "10m"}
+
+
+def test_ready_timeout_is_a_go_duration() -> None:
+    with pytest.raises(ConfigError, match=r"SyncOptions.ready_timeout: .*Go duration"):
+        SyncOptions(url=URL, path="clusters/dev", ready_timeout="5 minutes")
+
+
+def test_the_environment_contract_is_handed_to_flux_substitution() -> None:
+    env = Environment(name="dev", base_domain="dev.example.com", service_namespace="apps")
+    result = bootstrap(environment=env)
+    graph = result.graph
+    config_map = graph.one("kubernetes:core/v1:ConfigMap", "flux-environment")
+    assert config_map.input("metadata.name") == ENVIRONMENT_CONFIGMAP
+    assert config_map.input("metadata.namespace") == FLUX_NAMESPACE
+    assert config_map.inputs["data"] == environment_data(env)
+    kustomization = graph.one(KUSTOMIZATION)
+    assert kustomization.input("spec.postBuild") == {
+        "substituteFrom": [{"kind": "ConfigMap", "name": ENVIRONMENT_CONFIGMAP, "optional": False}]
+    }
+    # Flux fails a Kustomization whose substituteFrom names a ConfigMap that is not there yet.
+    assert config_map.urn in kustomization.dependencies
+    assert graph.one(NAMESPACE).urn in config_map.dependencies
+    assert config_map.parent == graph.one("gitops-infra:index:FluxBootstrap").urn
+
+
+def test_without_an_environment_nothing_is_substituted() -> None:
+    graph = bootstrap().graph
+    assert "postBuild" not in graph.one(KUSTOMIZATION).inputs["spec"]
+    assert graph.of_type("kubernetes:core/v1:ConfigMap") == []
+
+
+def test_the_kustomization_waits_for_what_its_path_needs() -> None:
+    def program() -> FluxBootstrap:
+        provider = k8s.Provider("cluster", kubeconfig=MOCK_KUBECONFIG)
+        scaffold = k8s.core.v1.ConfigMap("scaffold", opts=pulumi.ResourceOptions(provider=provider))
+        args = bootstrap_args(sync_after=[scaffold])
+        return FluxBootstrap("flux", args, opts=pulumi.ResourceOptions(providers=[provider]))
+
+    graph = run(program).graph
+    scaffold = graph.one("kubernetes:core/v1:ConfigMap", "scaffold")
+    assert scaffold.urn in graph.one(KUSTOMIZATION).dependencies
+    assert scaffold.urn not in graph.one(GIT_REPOSITORY).dependencies

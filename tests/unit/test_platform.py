@@ -21,6 +21,7 @@ from gitops_infra import (
     SourceSecretOptions,
     SyncOptions,
     build_platform,
+    environment_data,
     load_config,
 )
 from gitops_infra.platform import Platform
@@ -85,7 +86,7 @@ def test_dev_resource_tree(dev: Run[Platform]) -> None:
             "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository": 1,
             "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization": 1,
             "gitops-infra:index:EnvironmentConfig": 1,
-            "kubernetes:core/v1:ConfigMap": 1,
+            "kubernetes:core/v1:ConfigMap": 2,  # the environment contract: apps and flux-system
         }
     )
 
@@ -172,6 +173,15 @@ def test_flux_runs_on_the_clusters_provider_and_syncs_the_env_path(dev: Run[Plat
     assert dev.graph.one("kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization").inputs["spec"][
         "path"
     ] == ("./clusters/dev")
+
+
+def test_both_environment_configmaps_come_from_the_one_config_value(dev: Run[Platform]) -> None:
+    config_maps = dev.graph.of_type("kubernetes:core/v1:ConfigMap")
+    assert sorted(c.input("metadata.namespace") for c in config_maps) == ["apps", "flux-system"]
+    assert all(c.input("metadata.name") == "environment" for c in config_maps)
+    assert config_maps[0].inputs["data"] == config_maps[1].inputs["data"]
+    assert config_maps[0].inputs["data"] == environment_data(dev.result.config.environment)
+    assert config_maps[0].inputs["data"]["baseDomain"] == "dev.example.com"
 
 
 def test_top_level_components_hang_off_the_stack(dev: Run[Platform]) -> None:
@@ -335,7 +345,7 @@ def test_the_local_stack_makes_no_cloud_resource(local: Run[Platform]) -> None:
             "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository": 1,
             "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization": 1,
             "gitops-infra:index:EnvironmentConfig": 1,
-            "kubernetes:core/v1:ConfigMap": 1,
+            "kubernetes:core/v1:ConfigMap": 2,  # the environment contract: apps and flux-system
         }
     )
     assert local.result.cluster is None and local.result.deploy_key is None

@@ -32,6 +32,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
+from gitops_infra.components.environment import Environment, environment_data
 from gitops_infra.policy import pack, rules
 from gitops_infra.policy.rules import (
     DeployKeySettings,
@@ -360,6 +361,171 @@ def test_node_group_bounds_come_from_config_and_scaling_config_is_required() -> 
     assert rules.node_group_size_violations({"clusterName": "c"}) == ["this node group has no scalingConfig"]
 
 
+# --- flux-kustomization-prune and flux-kustomization-health -----------------------------------------
+
+KUSTOMIZATION = rules.KUSTOMIZATION_TYPES[0]
+
+
+def _kustomization(**spec: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "interval": "10m",
+        "path": "./clusters/dev",
+        "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
+    }
+    return {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": "flux-system", "namespace": "flux-system"},
+        "spec": {**base, **spec},
+    }
+
+
+def test_a_pruning_kustomization_passes() -> None:
+    assert rules.kustomization_prune_violations(_kustomization(prune=True)) == []
+
+
+@pytest.mark.parametrize(
+    "props",
+    [_kustomization(prune=False), _kustomization(), {"kind": "Kustomization"}],
+    ids=["prune-false", "prune-unset", "no-spec"],
+)
+def test_a_kustomization_without_prune_is_a_violation(props: dict[str, Any]) -> None:
+    (message,) = rules.kustomization_prune_violations(props)
+    assert "objects removed from git stay on the cluster" in message and "spec.prune: true" in message
+
+
+@pytest.mark.parametrize(
+    "props",
+    [
+        _kustomization(healthChecks=[{"apiVersion": "apps/v1", "kind": "Deployment", "name": "app"}]),
+        _kustomization(wait=True),
+        _kustomization(wait=True, healthChecks=[]),
+    ],
+    ids=["health-checks", "wait", "wait-with-empty-health-checks"],
+)
+def test_a_kustomization_that_waits_for_its_workloads_passes(props: dict[str, Any]) -> None:
+    assert rules.kustomization_health_violations(props) == []
+
+
+@pytest.mark.parametrize(
+    "props",
+    [_kustomization(), _kustomization(healthChecks=[]), _kustomization(wait=False)],
+    ids=["neither", "empty-health-checks", "wait-false"],
+)
+def test_a_kustomization_ready_before_its_workloads_is_a_violation(props: dict[str, Any]) -> None:
+    (message,) = rules.kustomization_health_violations(props)
+    assert "Ready as soon as its objects are applied" in message
+    assert "if its path deploys workloads" in message
+
+
+# --- flux-sync-alerting -----------------------------------------------------------------------------
+
+ALERT = rules.ALERT_TYPES[0]
+HELM_RELEASE = rules.HELM_RELEASE_TYPES[0]
+
+
+def _triples(resources: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(t, _urn(t, i), props) for i, (t, props) in enumerate(resources)]
+
+
+@pytest.mark.parametrize(
+    "stack",
+    [
+        pytest.param([], id="no-flux"),
+        pytest.param([("kubernetes:core/v1:ConfigMap", {"data": {}})], id="no-flux-objects"),
+        pytest.param([(HELM_RELEASE, {"chart": "other"})], id="other-chart"),
+        pytest.param(
+            [(HELM_RELEASE, {"chart": "flux2"}), (KUSTOMIZATION, _kustomization(prune=True)), (ALERT, {})],
+            id="flux-with-alert",
+        ),
+        pytest.param(
+            [
+                (KUSTOMIZATION, _kustomization(prune=True)),
+                ("kubernetes:notification.toolkit.fluxcd.io/v1beta2:Alert", {}),
+            ],
+            id="v1beta2-alert",
+        ),
+    ],
+)
+def test_a_stack_without_flux_or_with_an_alert_passes(stack: list[tuple[str, dict[str, Any]]]) -> None:
+    assert rules.stack_alerting_violations(_triples(stack)) == []
+
+
+@pytest.mark.parametrize(
+    ("stack", "reported_on"),
+    [
+        pytest.param(
+            [
+                (HELM_RELEASE, {"chart": "flux2"}),
+                (rules.GIT_REPOSITORY_TYPES[0], _git_repository("1m")),
+                (KUSTOMIZATION, _kustomization(prune=True)),
+            ],
+            2,
+            id="full-bootstrap-reported-on-the-kustomization",
+        ),
+        pytest.param(
+            [
+                (rules.GIT_REPOSITORY_TYPES[0], _git_repository("1m")),
+                (HELM_RELEASE, {"chart": "flux2"}),
+            ],
+            1,
+            id="controllers-only-reported-on-the-release",
+        ),
+        pytest.param([(rules.GIT_REPOSITORY_TYPES[0], _git_repository("1m"))], 0, id="external-flux-sync"),
+    ],
+)
+def test_a_stack_that_installs_flux_without_an_alert_is_a_violation(
+    stack: list[tuple[str, dict[str, Any]]], reported_on: int
+) -> None:
+    ((urn, message),) = rules.stack_alerting_violations(_triples(stack))
+    assert urn == _urn(stack[reported_on][0], reported_on)
+    assert "sync failures" in message and "go unnoticed" in message and "flux.notifications" in message
+
+
+# --- environment-contract-valid ---------------------------------------------------------------------
+
+
+def _environment_config_map(data: Any = None, *, name: str = "environment") -> dict[str, Any]:
+    props: dict[str, Any] = {"metadata": {"name": name, "namespace": "apps"}}
+    if data is not None:
+        props["data"] = data
+    return props
+
+
+def _environment_data() -> dict[str, str]:
+    # Built by the platform's own writer, so it follows the contract as it is now.
+    return environment_data(Environment(name="dev", base_domain="dev.example.com", service_namespace="apps"))
+
+
+def test_the_environment_config_map_the_platform_writes_passes() -> None:
+    assert rules.environment_contract_violations(_environment_config_map(_environment_data())) == []
+
+
+def test_an_environment_config_map_the_contract_rejects_is_a_violation() -> None:
+    bad = {**_environment_data(), "baseDomain": "not a domain"}
+
+    (message,) = rules.environment_contract_violations(_environment_config_map(bad))
+
+    assert "baseDomain" in message
+    (missing,) = rules.environment_contract_violations(_environment_config_map())
+    assert "has no data" in missing
+
+
+def test_only_the_config_map_named_environment_is_checked() -> None:
+    other = _environment_config_map({"baseDomain": "not a domain"}, name="settings")
+    assert rules.environment_contract_violations(other) == []
+    assert rules.environment_contract_violations({"data": {"baseDomain": "not a domain"}}) == []
+
+
+def test_an_unknown_environment_value_is_left_to_the_policy_runtime() -> None:
+    data = {**_environment_data(), "baseDomain": UNKNOWN_STRING_VALUE}
+    with pytest.raises(UnknownValueError):
+        rules.environment_contract_violations(unknown_checking_proxy(_environment_config_map(data)))
+    # A ConfigMap of another name is passed over without reading its data.
+    other = unknown_checking_proxy(_environment_config_map(data, name="settings"))
+    assert rules.environment_contract_violations(other) == []
+
+
 # --- settings ---------------------------------------------------------------------------------------
 
 
@@ -381,11 +547,21 @@ ALL_POLICIES = {
     pack.NO_LATEST_IMAGE_TAG,
     pack.AWS_REQUIRED_TAGS,
     pack.EKS_NODE_GROUP_SIZE_BOUNDS,
+    pack.FLUX_KUSTOMIZATION_PRUNE,
+    pack.FLUX_KUSTOMIZATION_HEALTH,
+    pack.FLUX_SYNC_ALERTING,
+    pack.ENVIRONMENT_CONTRACT_VALID,
+}
+ADVISORY_POLICIES = {
+    pack.FLUX_GIT_REPOSITORY_INTERVAL,
+    pack.FLUX_KUSTOMIZATION_HEALTH,
+    pack.FLUX_SYNC_ALERTING,
 }
 
 
-STACK_POLICIES = {pack.DEPLOY_KEY_READ_ONLY}
-"""Policies that need the whole stack: a deploy key's rule depends on the stack's Flux install."""
+STACK_POLICIES = {pack.DEPLOY_KEY_READ_ONLY, pack.FLUX_SYNC_ALERTING}
+"""Policies that need the whole stack: a deploy key's rule depends on the stack's Flux install, and
+whether Flux has an Alert is a question about the stack."""
 
 
 def _policies() -> dict[str, ResourceValidationPolicy | StackValidationPolicy]:
@@ -464,7 +640,17 @@ def test_the_pack_has_every_policy_with_its_explicit_enforcement_level() -> None
     for name, policy in policies.items():
         assert policy.enforcement_level is pack.ENFORCEMENT[name]
     mandatory = {name for name, p in policies.items() if p.enforcement_level is EnforcementLevel.MANDATORY}
-    assert mandatory == ALL_POLICIES - {pack.FLUX_GIT_REPOSITORY_INTERVAL}
+    assert mandatory == ALL_POLICIES - ADVISORY_POLICIES
+
+
+def test_the_flux_and_environment_policies_have_their_enforcement_levels() -> None:
+    levels = {name: policy.enforcement_level for name, policy in _policies().items()}
+
+    assert levels[pack.FLUX_KUSTOMIZATION_PRUNE] is EnforcementLevel.MANDATORY
+    assert levels[pack.FLUX_KUSTOMIZATION_HEALTH] is EnforcementLevel.ADVISORY
+    assert levels[pack.FLUX_SYNC_ALERTING] is EnforcementLevel.ADVISORY
+    assert levels[pack.ENVIRONMENT_CONTRACT_VALID] is EnforcementLevel.MANDATORY
+    assert isinstance(_policies()[pack.FLUX_SYNC_ALERTING], StackValidationPolicy)
 
 
 def test_config_schemas_declare_the_same_defaults_as_the_rules() -> None:
@@ -532,16 +718,20 @@ def _urn(resource_type: str, index: int) -> str:
 
 
 def _stack_reported(
-    resources: list[tuple[str, dict[str, Any]]], *, config: dict[str, Any] | None = None
+    resources: list[tuple[str, dict[str, Any]]],
+    *,
+    config: dict[str, Any] | None = None,
+    only: str | None = None,
 ) -> list[tuple[str | None, str]]:
-    """What the stack policies report for a stack of ``(type, props)``, as ``(urn, message)``."""
+    """What the stack policies (or just ``only``) report for a stack of ``(type, props)``, as
+    ``(urn, message)``."""
     stack = [
         PolicyResource(t, props, _urn(t, i), f"r{i}", OPTIONS, None, None, [], {})
         for i, (t, props) in enumerate(resources)
     ]
     reported: list[tuple[str | None, str]] = []
-    for policy in _policies().values():
-        if isinstance(policy, StackValidationPolicy):
+    for name, policy in _policies().items():
+        if isinstance(policy, StackValidationPolicy) and only in (None, name):
             args = StackValidationArgs(stack, config)
             assert policy.validate(args, lambda message, urn: reported.append((urn, message))) is None
     return reported
@@ -600,14 +790,24 @@ def test_a_writable_deploy_key_passes_only_with_image_automation(
         DeployKeySettings.from_config(config or {}),
     )
     assert len(pure) == violations
-    reported = _stack_reported(resources, config=config)
+    reported = _stack_reported(resources, config=config, only=pack.DEPLOY_KEY_READ_ONLY)
     assert reported == [(_urn(rules.DEPLOY_KEY_TYPE, len(stack)), ANY_MESSAGE)] * violations
 
 
 def test_a_read_only_deploy_key_passes_whatever_the_stack() -> None:
     read_only = [(rules.DEPLOY_KEY_TYPE, {"readOnly": True}), (rules.DEPLOY_KEY_TYPE, {})]
     assert _stack_reported(read_only) == []
-    assert _stack_reported([(RELEASE, _flux_release(image_automation=True)), *read_only]) == []
+    flux = (RELEASE, _flux_release(image_automation=True))
+    assert _stack_reported([flux, *read_only], only=pack.DEPLOY_KEY_READ_ONLY) == []
+
+
+def test_the_alerting_policy_reports_on_the_stack_flux_install() -> None:
+    flux = (RELEASE, _flux_release(image_automation=False))
+    kustomization = (KUSTOMIZATION, _kustomization(prune=True, wait=True))
+
+    ((urn, message),) = _stack_reported([flux, kustomization])
+    assert urn == _urn(KUSTOMIZATION, 1) and "flux.notifications" in message
+    assert _stack_reported([flux, kustomization, (ALERT, {"spec": {"eventSeverity": "error"}})]) == []
 
 
 def test_the_wiring_selects_each_policy_by_resource_type() -> None:
@@ -618,11 +818,19 @@ def test_the_wiring_selects_each_policy_by_resource_type() -> None:
             rules.EKS_NODE_GROUP_TYPE,
             {**_node_group(0, 3, 1), "tags": PROD_TAGS},
         ),
+        pack.FLUX_KUSTOMIZATION_PRUNE: (KUSTOMIZATION, _kustomization(prune=False, wait=True)),
+        pack.FLUX_KUSTOMIZATION_HEALTH: (KUSTOMIZATION, _kustomization(prune=True)),
+        pack.ENVIRONMENT_CONTRACT_VALID: (
+            rules.CONFIG_MAP_TYPE,
+            _environment_config_map({**_environment_data(), "baseDomain": "not a domain"}),
+        ),
     }
     for name, (resource_type, props) in cases.items():
         assert set(_reported(_args(resource_type, props))) == {name}
     # The same bad content under a type no policy is about reports nothing.
     assert _reported(_args("kubernetes:core/v1:ConfigMap", {"spec": _pod_spec("nginx")})) == {}
+    assert _reported(_args(KUSTOMIZATION, _kustomization(prune=True, wait=True))) == {}
+    assert _reported(_args(rules.CONFIG_MAP_TYPE, _environment_config_map(_environment_data()))) == {}
 
 
 def test_a_value_unknown_during_preview_is_left_to_the_policy_runtime() -> None:

@@ -58,6 +58,22 @@ RESOURCE_RULES: dict[str, tuple[Callable[[str], bool], Callable[[str, Mapping[st
         lambda t: t == rules.EKS_NODE_GROUP_TYPE,
         lambda _t, props: rules.node_group_size_violations(props),
     ),
+    pack.FLUX_KUSTOMIZATION_PRUNE: (
+        lambda t: t in rules.KUSTOMIZATION_TYPES,
+        lambda _t, props: rules.kustomization_prune_violations(props),
+    ),
+    pack.FLUX_KUSTOMIZATION_HEALTH: (
+        lambda t: t in rules.KUSTOMIZATION_TYPES,
+        lambda _t, props: rules.kustomization_health_violations(props),
+    ),
+    pack.ENVIRONMENT_CONTRACT_VALID: (
+        lambda t: t == rules.CONFIG_MAP_TYPE,
+        lambda _t, props: rules.environment_contract_violations(props),
+    ),
+}
+STACK_RULES: dict[str, Callable[[list[Resource]], list[tuple[str, str]]]] = {
+    pack.DEPLOY_KEY_READ_ONLY: rules.stack_deploy_key_violations,
+    pack.FLUX_SYNC_ALERTING: rules.stack_alerting_violations,
 }
 
 
@@ -72,7 +88,8 @@ def _violations(resources: list[Resource]) -> dict[str, list[tuple[str, str]]]:
         for resource_type, urn, props in resources:
             if applies(resource_type):
                 found[name] += [(urn, message) for message in check(resource_type, props)]
-    found[pack.DEPLOY_KEY_READ_ONLY] = rules.stack_deploy_key_violations(resources)
+    for name, stack_check in STACK_RULES.items():
+        found[name] = stack_check(resources)
     return found
 
 
@@ -93,7 +110,17 @@ def stacks() -> dict[str, list[Resource]]:
 
 
 def test_every_policy_is_checked_here() -> None:
-    assert set(RESOURCE_RULES) | {pack.DEPLOY_KEY_READ_ONLY} == set(pack.ENFORCEMENT)
+    assert set(RESOURCE_RULES) | set(STACK_RULES) == set(pack.ENFORCEMENT)
+
+
+ADVISORY_FINDINGS = {
+    "dev": {pack.FLUX_KUSTOMIZATION_HEALTH, pack.FLUX_SYNC_ALERTING},
+    "prod": set(),
+    "local": {pack.FLUX_KUSTOMIZATION_HEALTH, pack.FLUX_SYNC_ALERTING},
+}
+"""The advisory policies each committed stack trips: dev and local set neither ``flux.healthChecks`` nor
+``flux.notifications``, so their Kustomization is Ready before its workloads and nobody hears of a failed
+sync. Prod sets both."""
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod", "local"])
@@ -103,7 +130,11 @@ def test_the_committed_stacks_violate_no_mandatory_policy(
     found = _violations(stacks[stack])
 
     assert _mandatory(found) == {}
-    assert found == {name: [] for name in pack.ENFORCEMENT}, "and no advisory one either"
+    advisory = {name for name, violations in found.items() if violations}
+    assert advisory == ADVISORY_FINDINGS[stack], "and only the known advisory ones"
+    (kustomization_urn,) = [urn for t, urn, _ in stacks[stack] if t in rules.KUSTOMIZATION_TYPES]
+    for name in advisory:
+        assert [urn for urn, _ in found[name]] == [kustomization_urn]
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
@@ -116,9 +147,19 @@ def test_which_policies_the_mocked_graph_can_exercise(stacks: dict[str, list[Res
     }
     if any(resource_type == rules.DEPLOY_KEY_TYPE for resource_type, _, _ in resources):
         checked.add(pack.DEPLOY_KEY_READ_ONLY)
+    if any(t in (*rules.KUSTOMIZATION_TYPES, *rules.ALERT_TYPES) for t, _, _ in resources):
+        checked.add(pack.FLUX_SYNC_ALERTING)
 
     # The EKS cluster and node groups live inside pulumi-eks's remote components (see the docstring).
-    assert checked == {pack.AWS_REQUIRED_TAGS, pack.DEPLOY_KEY_READ_ONLY, pack.FLUX_GIT_REPOSITORY_INTERVAL}
+    assert checked == {
+        pack.AWS_REQUIRED_TAGS,
+        pack.DEPLOY_KEY_READ_ONLY,
+        pack.FLUX_GIT_REPOSITORY_INTERVAL,
+        pack.FLUX_KUSTOMIZATION_PRUNE,
+        pack.FLUX_KUSTOMIZATION_HEALTH,
+        pack.FLUX_SYNC_ALERTING,
+        pack.ENVIRONMENT_CONTRACT_VALID,
+    }
     assert not any(t in (rules.EKS_CLUSTER_TYPE, rules.EKS_NODE_GROUP_TYPE) for t, _, _ in resources)
     taggable = [r for r in resources if rules.required_tag_violations(r[0], {}) != []]
     assert len(taggable) >= 10, "the VPC, subnets, gateways, route tables, KMS key and IAM roles"
@@ -162,6 +203,28 @@ def test_broken_variants_violate_mandatory_policies(stacks: dict[str, list[Resou
     repository["spec"]["interval"] = "5s"
     assert _mandatory(_violations(polling)) == {}
     assert _violations(polling)[pack.FLUX_GIT_REPOSITORY_INTERVAL] != []
+
+    # Prod with a Kustomization that no longer prunes.
+    no_prune = copy.deepcopy(stacks["prod"])
+    (kustomization_urn, kustomization) = next(
+        (urn, props) for t, urn, props in no_prune if t in rules.KUSTOMIZATION_TYPES
+    )
+    kustomization["spec"]["prune"] = False
+    found = _mandatory(_violations(no_prune))
+    assert list(found) == [pack.FLUX_KUSTOMIZATION_PRUNE]
+    assert [urn for urn, _ in found[pack.FLUX_KUSTOMIZATION_PRUNE]] == [kustomization_urn]
+
+    # Dev with an environment ConfigMap the contract rejects.
+    bad_contract = copy.deepcopy(stacks["dev"])
+    (config_map_urn, config_map) = next(
+        (urn, props)
+        for t, urn, props in bad_contract
+        if t == rules.CONFIG_MAP_TYPE and props["metadata"]["name"] == "environment"
+    )
+    config_map["data"]["baseDomain"] = "not a domain"
+    found = _mandatory(_violations(bad_contract))
+    assert list(found) == [pack.ENVIRONMENT_CONTRACT_VALID]
+    assert [urn for urn, _ in found[pack.ENVIRONMENT_CONTRACT_VALID]] == [config_map_urn]
 
 
 def test_the_local_stack_has_only_kubernetes_objects_for_the_policies(

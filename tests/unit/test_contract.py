@@ -1,0 +1,139 @@
+"""The environment contract outside Pulumi: ``gitops-infra contract schema`` and ``contract check``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
+from gitops_infra.components.environment import Environment, contract_schema, environment_data
+from gitops_infra.contract import check_contract
+
+ENV = Environment(name="dev", base_domain="dev.example.com", service_namespace="apps")
+DATA = environment_data(ENV)
+
+
+def configmap(data: Any, name: str = "environment", namespace: str = "apps") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": data,
+    }
+
+
+# -- the schema, used by a JSON Schema validator as an app team's tooling would --------------------------
+
+
+def test_the_schema_is_valid_json_schema_and_accepts_what_the_platform_writes() -> None:
+    schema = contract_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(DATA, schema)
+    jsonschema.validate(environment_data(ENV.model_copy(update={"ingress_enabled": False})), schema)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        DATA | {"contractVersion": "2"},
+        DATA | {"ingressEnabled": True},  # a YAML boolean, not the string a ConfigMap holds
+        DATA | {"baseDomain": "Not_A_Domain"},
+        DATA | {"unknownKey": "x"},
+        {k: v for k, v in DATA.items() if k != "contractVersion"},
+    ],
+)
+def test_the_schema_rejects_what_the_contract_rejects(bad: dict[str, Any]) -> None:
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, contract_schema())
+    assert not check_contract(json.dumps(bad)).valid
+
+
+def test_schema_command_prints_the_schema() -> None:
+    # Through the installed entry point, as an app team's CI would run it.
+    script = Path(sys.executable).with_name("gitops-infra")
+    done = subprocess.run([script, "contract", "schema"], capture_output=True, text=True, check=False)
+    assert done.returncode == EXIT_OK, done.stderr
+    assert json.loads(done.stdout) == contract_schema()
+
+
+# -- check ---------------------------------------------------------------------------------------------
+
+
+def test_a_configmap_manifest_that_holds_the_contract_passes() -> None:
+    result = check_contract(yaml.safe_dump(configmap(DATA)), source="env.yaml")
+    assert result.valid
+    [checked] = result.checked
+    assert checked.where == "ConfigMap apps/environment" and checked.environment == ENV
+
+
+def test_data_alone_in_json_passes() -> None:
+    assert check_contract(json.dumps(DATA)).checked[0].where == "data"
+    assert check_contract(json.dumps(DATA)).valid
+
+
+def test_every_problem_is_named_by_its_key() -> None:
+    data: dict[str, Any] = DATA | {"ingressEnabled": True, "baseDomain": "Not_A_Domain"}
+    [checked] = check_contract(yaml.safe_dump(configmap(data))).checked
+    assert checked.problems[0] == "ingressEnabled: must be a string (ConfigMap data are strings), not bool"
+    assert checked.problems[1].startswith("baseDomain: 'Not_A_Domain' does not match ")
+
+
+def test_a_stream_or_list_checks_each_environment_configmap_and_only_those() -> None:
+    other = configmap({"anything": "goes"}, name="settings")
+    good, bad = configmap(DATA), configmap(DATA | {"contractVersion": "2"}, namespace="flux-system")
+    stream = yaml.safe_dump_all([other, good, bad])
+    result = check_contract(stream)
+    assert [c.where for c in result.checked] == [
+        "ConfigMap apps/environment",
+        "ConfigMap flux-system/environment",
+    ]
+    assert not result.valid and result.checked[1].problems[0].startswith("contractVersion: '2' is major")
+    listed = {"apiVersion": "v1", "kind": "List", "items": [other, good]}
+    assert check_contract(yaml.safe_dump(listed)).valid
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", "an empty document: nothing to check"),
+        ("a: [\n", "not YAML or JSON at line 2"),
+        (yaml.safe_dump_all([configmap({}, name="a"), configmap({}, name="b")]), "no ConfigMap named"),
+        (yaml.safe_dump({"apiVersion": "v1", "kind": "Secret", "data": DATA}), "no ConfigMap named"),
+    ],
+)
+def test_a_document_with_nothing_to_check_is_invalid(text: str, problem: str) -> None:
+    result = check_contract(text)
+    assert not result.valid and result.problems[0].startswith(problem)
+
+
+def test_check_command_exits_0_when_the_contract_holds_and_1_when_not(tmp_path: Path) -> None:
+    good = tmp_path / "environment.yaml"
+    good.write_text(yaml.safe_dump(configmap(DATA)))
+    result = CliRunner().invoke(main, ["contract", "check", str(good)])
+    assert result.exit_code == EXIT_OK
+    holds = "holds contract 1 (environment dev, baseDomain dev.example.com)"
+    assert result.stdout == f"{good}: ConfigMap apps/environment: {holds}\n"
+    bad = yaml.safe_dump(configmap(DATA | {"serviceNamespace": "Apps"}))
+    result = CliRunner().invoke(main, ["contract", "check", "-", "--json"], input=bad)
+    assert result.exit_code == EXIT_ERROR
+    document = json.loads(result.stdout)
+    assert document["valid"] is False and document["source"] == "<stdin>"
+    assert document["checked"][0]["problems"][0].startswith("serviceNamespace: 'Apps' does not match")
+
+
+def test_check_command_reports_an_unreadable_file_as_one_error(tmp_path: Path) -> None:
+    binary = tmp_path / "blob"
+    binary.write_bytes(b"\xff\xfe\x00")
+    result = CliRunner().invoke(main, ["contract", "check", str(binary), "--json"])
+    assert result.exit_code == EXIT_ERROR
+    assert json.loads(result.stdout)["error"]["type"] == "ContractCheckError"
+    missing = CliRunner().invoke(main, ["contract", "check", str(tmp_path / "missing.yaml")])
+    assert missing.exit_code == EXIT_ERROR and missing.stderr.startswith("UsageError: ")

@@ -1,0 +1,154 @@
+"""FleetRepository: the fleet path scaffolded (never overwriting), the repository created (never deleted),
+and how the platform wires both from `git.scaffold` and `git.createRepository`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_github as github
+import pytest
+import yaml
+
+from gitops_infra.components.environment import CONTRACT_KEYS
+from gitops_infra.components.fleet_repository import (
+    FleetRepository,
+    FleetRepositoryArgs,
+    RepositoryVisibility,
+    scaffold_files,
+)
+from gitops_infra.config import StackSecrets, load_config
+from gitops_infra.errors import ConfigError
+from gitops_infra.platform import build_platform
+
+from .harness import run
+
+FILE = "github:index/repositoryFile:RepositoryFile"
+REPOSITORY = "github:index/repository:Repository"
+DEPLOY_KEY = "github:index/repositoryDeployKey:RepositoryDeployKey"
+KUSTOMIZATION = "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization"
+GIT_REPOSITORY = "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository"
+
+
+def test_the_scaffold_is_an_empty_kustomization_and_a_readme() -> None:
+    files = scaffold_files("clusters/dev/", "dev")
+    assert set(files) == {"clusters/dev/kustomization.yaml", "clusters/dev/README.md"}
+    assert yaml.safe_load(files["clusters/dev/kustomization.yaml"]) == {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [],
+    }
+    readme = files["clusters/dev/README.md"]
+    assert readme.startswith("# clusters/dev\n") and "the dev cluster" in readme
+    assert all(f"${{{key}}}" in readme for key in CONTRACT_KEYS)
+
+
+def fleet(**overrides: Any) -> Any:
+    def program() -> FleetRepository:
+        provider = github.Provider("github", owner="acme")
+        args = FleetRepositoryArgs(**{"repository": "fleet", "path": "clusters/dev", **overrides})
+        return FleetRepository("fleet", args, opts=pulumi.ResourceOptions(providers=[provider]))
+
+    return run(program, outputs=lambda f: {"name": f.repository_name}).graph
+
+
+def test_scaffold_never_overwrites_and_leaves_later_edits_alone() -> None:
+    graph = fleet(branch="release")
+    files = graph.of_type(FILE)
+    assert sorted(f.name for f in files) == ["fleet-scaffold-kustomization", "fleet-scaffold-readme"]
+    for file in files:
+        assert file.inputs["repository"] == "fleet"
+        assert file.inputs["branch"] == "release"
+        assert file.inputs["overwriteOnCreate"] is False  # a file someone wrote stays as it is
+        assert set(file.ignore_changes) == {"content", "commitMessage"}  # later edits are the fleet's
+        assert file.inputs["commitMessage"] == "Scaffold clusters/dev for Flux (gitops-infra)"
+        assert file.parent == graph.one("gitops-infra:index:FleetRepository").urn
+        assert file.provider.startswith(graph.one("pulumi:providers:github").urn + "::")
+    assert graph.of_type(REPOSITORY) == []
+
+
+def test_a_created_repository_is_private_initialised_and_kept_on_destroy() -> None:
+    graph = fleet(create=RepositoryVisibility.INTERNAL)
+    repository = graph.one(REPOSITORY)
+    assert repository.inputs["name"] == "fleet"
+    assert repository.inputs["visibility"] == "internal"
+    assert repository.inputs["autoInit"] is True
+    assert repository.retain_on_delete is True  # a destroy never deletes someone's fleet history
+    for file in graph.of_type(FILE):
+        assert repository.urn in file.dependencies
+
+
+def test_create_without_scaffold_makes_only_the_repository() -> None:
+    graph = fleet(create=RepositoryVisibility.PRIVATE, scaffold=False)
+    assert graph.one(REPOSITORY).inputs["visibility"] == "private"
+    assert graph.of_type(FILE) == []
+
+
+def test_args_are_checked() -> None:
+    with pytest.raises(ConfigError) as info:
+        FleetRepositoryArgs(repository="acme/fleet", path="/abs", create="public")  # type: ignore[arg-type]
+    problems = info.value.problems
+    assert problems[0] == "FleetRepositoryArgs.repository: must be a repository name"
+    assert problems[1].startswith("FleetRepositoryArgs.path: ")
+    assert problems[2].startswith("FleetRepositoryArgs.create: must be a RepositoryVisibility")
+
+
+# -- from the stack config -----------------------------------------------------------------------------
+
+
+def test_scaffold_and_create_are_off_by_default(minimal: dict[str, Any]) -> None:
+    config = load_config(minimal, stack="test")
+    assert config.git.scaffold is False and config.git.create_repository is None
+    graph = run(lambda: build_platform(config)).graph
+    assert graph.of_type(FILE) == [] and graph.of_type(REPOSITORY) == []
+
+
+def test_the_platform_scaffolds_before_flux_syncs(minimal: dict[str, Any]) -> None:
+    minimal["git"] |= {"scaffold": True, "createRepository": {"visibility": "private"}, "branch": "live"}
+    graph = run(lambda: build_platform(load_config(minimal, stack="test"))).graph
+    files = graph.of_type(FILE)
+    assert {f.inputs["file"] for f in files} == {
+        "clusters/test/kustomization.yaml",
+        "clusters/test/README.md",
+    }
+    assert {f.inputs["branch"] for f in files} == {"live"}
+    kustomization = graph.one(KUSTOMIZATION)
+    # A first `up` on an empty repository goes green: the path exists before the Kustomization looks.
+    assert all(f.urn in kustomization.dependencies for f in files)
+    # The deploy key is registered on the repository once it exists.
+    repository = graph.one(REPOSITORY)
+    assert repository.urn in graph.one(DEPLOY_KEY).dependencies
+
+
+def test_scaffold_works_with_an_existing_deploy_key(minimal: dict[str, Any]) -> None:
+    minimal["git"] |= {"scaffold": True, "deployKey": {"existing": {"privateKey": "fleetKey"}}}
+
+    def program() -> Any:
+        secrets = StackSecrets(deploy_private_key=pulumi.Output.secret("mock-key"))
+        return build_platform(load_config(minimal, stack="test", secrets=secrets))
+
+    graph = run(program).graph
+    assert len(graph.of_type(FILE)) == 2
+    assert graph.of_type(DEPLOY_KEY) == []  # the key stays the one registered by hand
+
+
+@pytest.mark.parametrize("git", [{"scaffold": True}, {"createRepository": {}}])
+def test_scaffold_and_create_need_the_github_repository(minimal: dict[str, Any], git: dict[str, Any]) -> None:
+    minimal["git"] = {
+        "url": "ssh://git@git.example.com/fleet.git",
+        "knownHosts": "git.example.com ssh-ed25519 AAAA",
+        "deployKey": {"existing": {"privateKey": "fleetKey"}},
+        **git,
+    }
+    with pytest.raises(ConfigError) as info:
+        load_config(minimal, stack="test")
+    assert any(
+        p.startswith("gitops-infra:git: ") and "set owner and repository" in p for p in info.value.problems
+    )
+
+
+def test_only_private_or_internal_repositories_are_created(minimal: dict[str, Any]) -> None:
+    minimal["git"]["createRepository"] = {"visibility": "public"}
+    with pytest.raises(ConfigError) as info:
+        load_config(minimal, stack="test")
+    assert any("git.createRepository.visibility" in p for p in info.value.problems)
