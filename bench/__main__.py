@@ -1,8 +1,9 @@
 """``python -m bench``: run the benchmarks, print their tables and write the JSON.
 
-Defaults: all three suites, 5 repeats, the engine suite at 10, 100 and 500 resources, the scaling suite
-at N = 1, 2, 4, 8, 16 (about 15 minutes on 2 cores). ``--quick`` is a smoke run of about 2 minutes:
-10 resources, 3 repeats, N = 1, 2, 4 (its medians are too noisy to quote).
+Defaults: all four suites, 5 repeats, the engine suite at 10, 100 and 500 resources, the fleet suite (4
+stacks) at the first of those sizes, the scaling suite at N = 1, 2, 4, 8, 16 (about 20 minutes on 2
+cores). ``--quick`` is a smoke run: 10 resources, 3 repeats, N = 1, 2, 4 (its medians are too noisy to
+quote).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import engine_overhead, plan_scaling, plan_startup
+from . import engine_overhead, fleet_drift, plan_scaling, plan_startup
 from .fixture import REPO_ROOT, put_engine_on_path
 
-SUITES = ("engine", "startup", "scaling")
+SUITES = ("engine", "startup", "scaling", "fleet")
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "latest.json"
 
 
@@ -87,6 +88,17 @@ def _print_startup(row: dict[str, Any]) -> None:
     )
 
 
+def _print_fleet(row: dict[str, Any]) -> None:
+    print(f"\n## Fleet drift: {row['stacks']} stacks (median of {row['repeats']} repeats)\n")
+    print("| ours | vs raw | resources per stack | ours | raw | speed-up |")
+    print("|---|---|---:|---:|---:|---:|")
+    print(
+        f"| `detect_drift_all(parallel={row['parallel']})` | {row['stacks']} sequential "
+        f"`pulumi refresh --preview-only` | {row['resources_per_stack']} | {_fmt(row['ours_median_s'])} | "
+        f"{_fmt(row['raw_median_s'])} | {row['speedup']:.2f}x |"
+    )
+
+
 def _print_scaling(rows: list[dict[str, Any]]) -> None:
     print(f"\n## Offline plan time vs N (in-process, median of {rows[0]['repeats']} repeats)\n")
     print("| scaled | N | resources | median | linear fit | ratio to N=first |")
@@ -129,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     if "startup" in args.suite:
         results["startup"] = plan_startup.run(args.repeats)
         _print_startup(results["startup"])
+    if "fleet" in args.suite:
+        results["fleet"] = fleet_drift.run(args.sizes[0], args.repeats)
+        _print_fleet(results["fleet"])
     if "scaling" in args.suite:
         results["scaling"] = plan_scaling.run(args.ns, args.repeats)
         _print_scaling(results["scaling"])

@@ -55,10 +55,10 @@ class Fixture:
     env: dict[str, str]
     """The engine environment, given to our layer (``StackOptions.env``) and the raw CLI alike."""
 
-    def pulumi(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def pulumi(self, *args: str, check: bool = True, stack: str = STACK) -> subprocess.CompletedProcess[str]:
         """Run the raw CLI in the project, the way a person would in a shell (non-interactive)."""
         result = subprocess.run(
-            ["pulumi", *args, "--stack", STACK, "--non-interactive"],
+            ["pulumi", *args, "--stack", stack, "--non-interactive"],
             cwd=self.root,
             env={**os.environ, **self.env},
             stdout=subprocess.DEVNULL,
@@ -70,6 +70,23 @@ class Fixture:
             command = " ".join(args)
             raise RuntimeError(f"pulumi {command} failed ({result.returncode}): {result.stderr[-2000:]}")
         return result
+
+    def add_stack(self, stack: str, files_dir: Path) -> None:
+        """Create ``stack`` in the project, its ``size`` files in ``files_dir``, committed and up."""
+        files_dir.mkdir(exist_ok=True)
+        subprocess.run(
+            ["pulumi", "stack", "init", stack, "--non-interactive"],
+            cwd=self.root,
+            env={**os.environ, **self.env},
+            check=True,
+            capture_output=True,
+        )
+        self.pulumi("config", "set", "fixture:directory", str(files_dir), stack=stack)
+        self.pulumi("config", "set", "--secret", "fixture:token", "bench-token", stack=stack)
+        self.pulumi("config", "set", "fixture:files", json.dumps(_files(self.size)), stack=stack)
+        _git(self.root, "add", "-A")
+        _git(self.root, "commit", "-q", "-m", f"stack {stack} with {self.size} files")
+        self.pulumi("up", "--yes", "--skip-preview", "--message", "bench: initial up", stack=stack)
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -106,19 +123,7 @@ def fixture(size: int) -> Iterator[Fixture]:
         )
         (root / ".gitignore").write_text("__pycache__/\n")
         fx = Fixture(size=size, root=root, env=env)
-        subprocess.run(
-            ["pulumi", "stack", "init", STACK, "--non-interactive"],
-            cwd=root,
-            env={**os.environ, **env},
-            check=True,
-            capture_output=True,
-        )
-        fx.pulumi("config", "set", "fixture:directory", str(files_dir))
-        fx.pulumi("config", "set", "--secret", "fixture:token", "bench-token")
-        fx.pulumi("config", "set", "fixture:files", json.dumps(_files(size)))
-        _git(root, "add", "-A")
-        _git(root, "commit", "-q", "-m", f"fixture with {size} files")
-        fx.pulumi("up", "--yes", "--skip-preview", "--message", "bench: initial up")
+        fx.add_stack(STACK, files_dir)
         yield fx
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -23,6 +23,7 @@ __all__ = [
     "IAM_ROLE_NAME_MAX",
     "MAX_READY_TIMEOUT",
     "MIN_VPC_PREFIX",
+    "PROD_ENVIRONMENTS",
     "TOLERATION_EFFECTS",
     "cluster_component_name_problem",
     "dns_label_problem",
@@ -59,6 +60,9 @@ def go_duration_problem(value: object) -> str | None:
         return None
     return GO_DURATION_HINT
 
+
+PROD_ENVIRONMENTS = ("prod", "production")
+"""Environment names that mean prod: the policy pack's default, and where ``destroy`` asks to confirm."""
 
 MAX_READY_TIMEOUT = timedelta(hours=24)
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import click
 from pulumi import automation as auto
@@ -94,6 +94,8 @@ class Invocation:
     json: bool
     console: _Console
     stdout_closed: bool = False
+    markdown: bool = False
+    """Render the result as Markdown (``--format markdown``), for a pull request or a job summary."""
 
     def options(self, *, lock_wait: float = 0.0, progress: bool = False) -> automation.StackOptions:
         """Options for the library call; ``progress`` prints each finished step as it happens."""
@@ -107,7 +109,13 @@ class Invocation:
         return self.console.status(f"{what} {self.stack}…")
 
     def emit(self, result: Any, human: Callable[[Console], None]) -> None:
-        if self.json:
+        if self.markdown:
+            try:
+                click.echo(automation.to_markdown(result), nl=False)
+            except BrokenPipeError:
+                self.stdout_closed = True
+                _silence(sys.stdout)
+        elif self.json:
             try:
                 click.echo(json.dumps(to_jsonable(result), indent=2, sort_keys=True))
             except BrokenPipeError:
@@ -121,12 +129,13 @@ class Invocation:
         """True when stdout was closed before everything was written to it."""
         return self.stdout_closed or (self.console.closed and not self.json)
 
-    def confirm(self, question: str, yes: bool) -> None:
+    def confirm(self, question: str, yes: bool, *, ask: bool = True) -> None:
+        """Go on with ``--yes``; else ask on a terminal (``ask=False`` only checks that one is there)."""
         if yes:
             return
         if not sys.stdin.isatty():
             raise CliError("UsageError", f"{question} Pass --yes to proceed without a terminal to ask on.")
-        if not click.confirm(question, default=False, err=True):
+        if ask and not click.confirm(question, default=False, err=True):
             raise click.Abort()
 
 
@@ -154,8 +163,18 @@ def _shown(resource_type: str) -> bool:
     return resource_type != "pulumi:pulumi:Stack" and not resource_type.startswith("pulumi:providers:")
 
 
-def _checked_stack(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+@overload
+def _checked_stack(_ctx: click.Context, _param: click.Parameter, value: str) -> str: ...
+
+
+@overload
+def _checked_stack(_ctx: click.Context, _param: click.Parameter, value: None) -> None: ...
+
+
+def _checked_stack(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     """STACK, checked as the Python API checks it: an empty name must never mean "the selected stack"."""
+    if value is None:  # an optional stack option left out
+        return None
     try:
         parse_stack_name(value)
     except StackNameError as exc:
@@ -163,10 +182,31 @@ def _checked_stack(_ctx: click.Context, _param: click.Parameter, value: str) -> 
     return value
 
 
-def _command(fn: Callable[..., int]) -> Callable[..., None]:
+def _fleet_command(fn: Callable[..., int]) -> Callable[..., None]:
+    """``_command`` for a command that takes STACK or ``--all`` (every stack with a Pulumi.<stack>.yaml),
+    checked ``--parallel N`` at a time; ``fn`` gets ``every`` and ``parallel``."""
+
+    @functools.wraps(fn)
+    def checked(inv: Invocation, every: bool, parallel: int, **kwargs: Any) -> int:
+        if every == bool(inv.stack):
+            raise CliError("UsageError", "give either STACK or --all")
+        return fn(inv, every=every, parallel=parallel, **kwargs)
+
+    command = _command(checked, stack_required=False)
+    command = click.option("--all", "every", is_flag=True, help="Every stack of the project.")(command)
+    return click.option(
+        "--parallel",
+        type=click.IntRange(min=1),
+        default=automation.DEFAULT_PARALLEL,
+        show_default=True,
+        help="With --all: how many stacks to check at once, each in its own engine process.",
+    )(command)
+
+
+def _command(fn: Callable[..., int], *, stack_required: bool = True) -> Callable[..., None]:
     """Common arguments (STACK, --cwd, --json), one error boundary, and the exit code."""
 
-    @click.argument("stack", callback=_checked_stack)
+    @click.argument("stack", required=stack_required, callback=_checked_stack)
     @click.option(
         "--cwd",
         type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -174,16 +214,18 @@ def _command(fn: Callable[..., int]) -> Callable[..., None]:
     )
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
     @functools.wraps(fn)
-    def wrapper(stack: str, cwd: Path | None, as_json: bool, **kwargs: Any) -> None:
+    def wrapper(stack: str | None, cwd: Path | None, as_json: bool, **kwargs: Any) -> None:
         # Progress and prompts go to stdout on a terminal, and never into a --json document.
         console = _Console(stderr=as_json, highlight=False, markup=False, soft_wrap=True)
         if not console.is_terminal:
             # A log has no width to fit: never crop a line (rich assumes 80 columns otherwise).
             console.width = _LOG_WIDTH
-        invocation = Invocation(stack=stack, cwd=cwd, json=as_json, console=console)
+        invocation = Invocation(stack=stack or "", cwd=cwd, json=as_json, console=console)
         with automation.cancel_on_signals() as interruption:
             try:
                 code = fn(invocation, **kwargs)
+                if interruption.signum:  # the engine stopped early but cleanly (`drift --all` goes on)
+                    code = interruption.exit_code
             except GitOpsInfraError as exc:
                 code = interruption.exit_code if interruption.signum else EXIT_ERROR
                 raise CliError(type(exc).__name__, str(exc), code) from exc
@@ -282,6 +324,27 @@ _lock_wait = click.option(
 _message = click.option("--message", "-m", help="The update's message in the stack history.")
 
 
+def _formats(fn: Callable[..., int]) -> Callable[..., int]:
+    """``--format text|markdown``: Markdown is for a pull request comment or a CI job summary."""
+
+    @click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(["text", "markdown"]),
+        default="text",
+        show_default=True,
+        help="markdown: a summary table and collapsible details, for a pull request or job summary.",
+    )
+    @functools.wraps(fn)
+    def wrapper(inv: Invocation, output_format: str, **kwargs: Any) -> int:
+        if output_format == "markdown" and inv.json:
+            raise CliError("UsageError", "--json and --format markdown each print the whole output: pick one")
+        inv.markdown = output_format == "markdown"
+        return fn(inv, **kwargs)
+
+    return wrapper
+
+
 _DONE = {"create": "created", "update": "updated", "delete": "deleted", "replace": "replaced"}
 
 
@@ -296,6 +359,7 @@ def _changes_line(changes: dict[str, int], *, applied: bool = False) -> str:
 
 @main.command()
 @_command
+@_formats
 @click.option("--refresh", is_flag=True, help="Read the real state of resources first.")
 @click.option("--expect-no-changes", is_flag=True, help="Exit 2 when the preview has changes.")
 @_policy_packs
@@ -309,14 +373,15 @@ def preview(
             inv.stack, options=inv.options(), refresh=refresh, policy_packs=policy_packs, create=create
         )
 
-    def human(out: Console) -> None:
-        for step in result.steps:
-            keys = f"  ({', '.join(step.keys)})" if step.keys else ""
-            out.print(f"{step.op:<8} {step.urn}{keys}")
-        out.print(f"Preview of {inv.stack}: {_changes_line(dict(result.changes))}")
-
-    inv.emit(result, human)
+    inv.emit(result, lambda out: _print_preview(out, f"Preview of {inv.stack}", result))
     return EXIT_PENDING if expect_no_changes and result.has_changes else EXIT_OK
+
+
+def _print_preview(out: Console, title: str, result: automation.PreviewResult) -> None:
+    for step in result.steps:
+        keys = f"  ({', '.join(step.keys)})" if step.keys else ""
+        out.print(f"{step.op:<8} {step.urn}{keys}")
+    out.print(f"{title}: {_changes_line(dict(result.changes))}")
 
 
 @main.command()
@@ -327,6 +392,13 @@ def preview(
 @_policy_packs
 @_create
 @_lock_wait
+@click.option(
+    "--require-promoted-from",
+    "promoted_from",
+    metavar="SOURCE",
+    callback=_checked_stack,
+    help="Refuse unless the work tree's commit has a successful update on stack SOURCE.",
+)
 def up(
     inv: Invocation,
     yes: bool,
@@ -335,6 +407,7 @@ def up(
     policy_packs: tuple[str, ...],
     create: bool,
     lock_wait: float,
+    promoted_from: str | None,
 ) -> int:
     """Apply the program to STACK."""
     inv.confirm(f"Apply the program to stack {inv.stack!r}?", yes)
@@ -346,16 +419,42 @@ def up(
             policy_packs=policy_packs,
             refresh=refresh,
             create=create,
+            require_promoted_from=promoted_from,
         )
     inv.emit(result, lambda out: _print_update(out, "Updated", result))
     return EXIT_OK
 
 
-def _print_update(out: Console, verb: str, result: automation.UpResult) -> None:
+@main.command()
+@_command
+@click.argument("target", callback=_checked_stack)
+@click.option("--yes", "-y", is_flag=True, help="Promote without asking.")
+@click.option("--require-no-drift", is_flag=True, help="Refuse when the source stack has drifted.")
+@_message
+@_lock_wait
+def promote(
+    inv: Invocation, target: str, yes: bool, require_no_drift: bool, message: str | None, lock_wait: float
+) -> int:
+    """Deploy to TARGET the commit of STACK's last successful update (gitops-infra promote dev prod)."""
+    inv.confirm(f"Deploy stack {inv.stack!r}'s last update to stack {target!r}?", yes)
+    with inv.activity("Promoting"):
+        result = automation.promote(
+            inv.stack,
+            target,
+            options=inv.options(lock_wait=lock_wait, progress=True),
+            require_no_drift=require_no_drift,
+            message=message,
+        )
+    inv.emit(result, lambda out: _print_update(out, "Promoted to", result))
+    return EXIT_OK
+
+
+def _print_update(out: Console, verb: str, result: automation.UpResult | automation.DestroyResult) -> None:
     commit = f" from {result.commit[:12]}" if result.commit else ""
     changes = _changes_line(dict(result.changes), applied=True)
     out.print(f"{verb} {result.stack} (version {result.version}{commit}): {changes}")
-    for key, value in sorted(result.outputs.items()):
+    outputs = result.outputs if isinstance(result, automation.UpResult) else {}  # a destroy leaves none
+    for key, value in sorted(outputs.items()):
         out.print(f"  {key}: {json.dumps(value)}")
 
 
@@ -377,9 +476,21 @@ def refresh(inv: Invocation, message: str | None, lock_wait: float) -> int:
 
 
 @main.command()
-@_command
-def drift(inv: Invocation) -> int:
-    """Compare STACK with reality without writing anything; exit 2 when it drifted."""
+@_fleet_command
+@_formats
+def drift(inv: Invocation, every: bool, parallel: int) -> int:
+    """Compare STACK (or --all stacks) with reality without writing anything; exit 2 when one drifted.
+
+    With --all, one line per stack; a stack that cannot be checked is reported and the others go on
+    (exit 1 when one errored and none drifted).
+    """
+    if every:
+        with inv.activity("Checking drift of"):
+            fleet = automation.detect_drift_all(options=inv.options(), parallel=parallel)
+        inv.emit(fleet, lambda out: _print_fleet_drift(out, fleet))
+        if fleet.has_drift:
+            return EXIT_PENDING
+        return EXIT_ERROR if fleet.has_errors else EXIT_OK
     with inv.activity("Checking drift of"):
         report = automation.detect_drift(inv.stack, options=inv.options())
 
@@ -396,20 +507,111 @@ def drift(inv: Invocation) -> int:
     return EXIT_PENDING if report.has_drift else EXIT_OK
 
 
+def _print_fleet_drift(out: Console, fleet: automation.FleetDrift) -> None:
+    for checked in fleet.stacks:
+        if checked.error is not None:
+            out.print(f"{checked.stack}: error: {checked.error.type}: {checked.error.message}")
+        elif checked.report is not None and checked.report.has_drift:
+            out.print(f"{checked.stack}: {len(checked.report.resources)} drifted")
+        else:
+            out.print(f"{checked.stack}: no drift")
+
+
+@main.command()
+@_fleet_command
+@_formats
+def status(inv: Invocation, every: bool, parallel: int) -> int:
+    """Where STACK (or --all stacks) stands: the last deployment, whether it ran HEAD, and its lock."""
+    with inv.activity("Reading the status of"):
+        if every:
+            found = automation.status_all(options=inv.options(), parallel=parallel)
+        else:
+            found = (automation.status(inv.stack, options=inv.options()),)
+    inv.emit(found if every else found[0], lambda out: _print_status(out, found))
+    return EXIT_ERROR if any(s.error is not None for s in found) else EXIT_OK
+
+
+def _print_status(out: Console, found: tuple[automation.StackStatus, ...]) -> None:
+    for s in found:
+        if s.error is not None:
+            out.print(f"{s.stack}: error: {s.error.type}: {s.error.message}")
+            continue
+        lock = {None: "lock unknown", False: "unlocked", True: f"locked by {s.lock}"}[s.locked]
+        if s.last is None:
+            out.print(f"{s.stack}: never deployed; {lock}")
+            continue
+        last = s.last
+        head = {None: "", True: ", HEAD", False: ", not HEAD"}[s.at_head]
+        when = last.start_time.isoformat(timespec="seconds")
+        commit = (last.commit or "no commit")[:12]
+        out.print(
+            f"{s.stack}: version {last.version} {last.kind} {last.result} at {when} from {commit}{head}; "
+            f"{lock}; {last.message!r}"
+        )
+
+
 @main.command()
 @_command
 @click.argument("commit", default=automation.PREVIOUS)
-@click.option("--yes", "-y", is_flag=True, help="Roll back without asking.")
+@click.option("--yes", "-y", is_flag=True, help="Roll back without asking (and without a preview first).")
+@click.option("--preview-only", is_flag=True, help="Only show what the rollback would change.")
 @_message
 @_lock_wait
-def rollback(inv: Invocation, commit: str, yes: bool, message: str | None, lock_wait: float) -> int:
-    """Roll STACK back to COMMIT (a sha, tag or ref; default: the previous deployed commit)."""
-    inv.confirm(f"Roll stack {inv.stack!r} back to {commit!r}?", yes)
+def rollback(
+    inv: Invocation, commit: str, yes: bool, preview_only: bool, message: str | None, lock_wait: float
+) -> int:
+    """Roll STACK back to COMMIT (a sha, tag or ref; default: the previous deployed commit).
+
+    On a terminal it first shows the preview of that commit and asks; --yes applies at once.
+    """
+    question = f"Roll stack {inv.stack!r} back to {commit!r}?"
+    if preview_only or not yes:
+        if not preview_only:
+            inv.confirm(question, yes=False, ask=False)  # refuse before any work without a terminal
+        with inv.activity("Previewing the rollback of"):
+            preview = automation.rollback_to_commit(
+                inv.stack, commit, options=inv.options(lock_wait=lock_wait), preview_only=True
+            )
+        title = f"Rollback of {inv.stack} to {commit}"
+        if preview_only:
+            inv.emit(preview, lambda out: _print_preview(out, f"{title} (preview)", preview))
+            return EXIT_OK
+        _print_preview(inv.console, f"{title} would do", preview)
+        inv.confirm(question, yes=False)
     with inv.activity("Rolling back"):
         result = automation.rollback_to_commit(
             inv.stack, commit, options=inv.options(lock_wait=lock_wait, progress=True), message=message
         )
     inv.emit(result, lambda out: _print_update(out, "Rolled back", result))
+    return EXIT_OK
+
+
+@main.command()
+@_command
+@click.option("--yes", "-y", is_flag=True, help="Destroy without asking.")
+@click.option("--confirm", "confirm_name", metavar="STACK", help="Repeat a prod stack's name to destroy it.")
+@click.option("--preview-only", is_flag=True, help="Only show what would be deleted.")
+@_message
+@_lock_wait
+def destroy(
+    inv: Invocation,
+    yes: bool,
+    confirm_name: str | None,
+    preview_only: bool,
+    message: str | None,
+    lock_wait: float,
+) -> int:
+    """Delete every resource of STACK (its config and history stay). A prod stack needs --confirm STACK."""
+    options = inv.options(lock_wait=lock_wait, progress=not preview_only)
+    if preview_only:
+        with inv.activity("Previewing the destroy of"):
+            preview = automation.destroy(inv.stack, options=options, preview_only=True)
+        inv.emit(preview, lambda out: _print_preview(out, f"Destroy of {inv.stack} (preview)", preview))
+        return EXIT_OK
+    inv.confirm(f"Delete every resource of stack {inv.stack!r}?", yes)
+    with inv.activity("Destroying"):
+        result = automation.destroy(inv.stack, options=options, message=message, confirm=confirm_name)
+    inv.emit(result, lambda out: _print_update(out, "Destroyed", result))
     return EXIT_OK
 
 
@@ -470,6 +672,7 @@ def recover(inv: Invocation, yes: bool, force: bool) -> int:
 
 @main.command()
 @_command
+@_formats
 def plan(inv: Invocation) -> int:
     """Run STACK's program offline under mocks and print the resources it would create.
 

@@ -13,6 +13,8 @@ caller (and the CLI) can catch one type and print ``ErrorType: message`` without
     ├── StackNameError         a stack name breaks Pulumi's rules (an empty one, above all)
     ├── StackNotFoundError     the named stack does not exist on the backend
     ├── StackLockedError       another update holds the stack's lock
+    ├── ConfirmationRequiredError  destroying a prod stack without naming it
+    ├── PromotionError         a commit not proven on the stack it must be promoted from
     ├── CheckpointError        the stack's state file cannot be read (a full disk cut it short)
     ├── CommitNotFoundError    a rollback target does not resolve to a commit with a Pulumi project
     └── OperationFailedError   the engine ran and the operation failed; carries the engine's message
@@ -31,6 +33,7 @@ __all__ = [
     "CheckpointError",
     "CommitNotFoundError",
     "ConfigError",
+    "ConfirmationRequiredError",
     "EngineNotFoundError",
     "EnvironmentContractError",
     "GitError",
@@ -39,6 +42,7 @@ __all__ = [
     "PluginMissingError",
     "PolicyViolation",
     "PolicyViolationError",
+    "PromotionError",
     "StackLockedError",
     "StackNameError",
     "StackNotFoundError",
@@ -119,6 +123,20 @@ class StackNotFoundError(_AboutStack):
 
 class StackLockedError(_AboutStack):
     """Another update is running on the stack and holds its lock."""
+
+
+class PromotionError(GitOpsInfraError):
+    """A promotion, or the ``require_promoted_from`` guard, refused: the commit was not proven on the
+    source stack. ``stack`` is that source stack, ``commit`` the commit in question (when there is one)."""
+
+    def __init__(self, message: str, *, stack: str, commit: str | None) -> None:
+        self.stack = stack
+        self.commit = commit
+        super().__init__(message)
+
+
+class ConfirmationRequiredError(_AboutStack):
+    """A destructive operation on a prod stack was not confirmed by naming the stack."""
 
 
 class CheckpointError(GitOpsInfraError):

@@ -13,13 +13,29 @@ Example::
         rollback_to_commit("dev", "previous", options=options)
 """
 
+from .destroy import destroy
 from .drift import detect_drift
-from .operations import history, preview, refresh, up
+from .fleet import (
+    DEFAULT_PARALLEL,
+    FleetDrift,
+    StackDrift,
+    StackError,
+    StackLock,
+    StackStatus,
+    detect_drift_all,
+    project_stacks,
+    status,
+    status_all,
+)
+from .markdown import to_markdown
+from .operations import history, preview, refresh, require_promoted, up
 from .plan import COMPUTED, Plan, PlannedResource, offline_plan
+from .promote import promote
 from .recover import RecoverResult, recover
 from .results import (
     SECRET,
     Deployment,
+    DestroyResult,
     DriftedResource,
     DriftKind,
     DriftReport,
@@ -35,12 +51,15 @@ from .stack_target import StackOptions
 
 __all__ = [
     "COMPUTED",
+    "DEFAULT_PARALLEL",
     "PREVIOUS",
     "SECRET",
     "Deployment",
+    "DestroyResult",
     "DriftKind",
     "DriftReport",
     "DriftedResource",
+    "FleetDrift",
     "Interruption",
     "Plan",
     "PlannedResource",
@@ -48,16 +67,28 @@ __all__ = [
     "PropertyDiff",
     "RecoverResult",
     "RefreshResult",
+    "StackDrift",
+    "StackError",
+    "StackLock",
     "StackOptions",
+    "StackStatus",
     "Step",
     "UpResult",
     "cancel_on_signals",
+    "destroy",
     "detect_drift",
+    "detect_drift_all",
     "history",
     "offline_plan",
     "preview",
+    "project_stacks",
+    "promote",
     "recover",
     "refresh",
+    "require_promoted",
     "rollback_to_commit",
+    "status",
+    "status_all",
+    "to_markdown",
     "up",
 ]

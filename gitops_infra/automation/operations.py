@@ -7,13 +7,24 @@ own, runs the real engine through :mod:`gitops_infra.automation.engine`, and ret
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from pulumi import automation as auto
 
+from ..errors import PromotionError
 from . import engine
-from .results import SECRET, Deployment, PreviewResult, RefreshResult, Step, UpResult, changes_of
-from .stack_target import StackOptions, StackTarget
+from .git import head_commit, repo_root, tracked_changes
+from .results import (
+    SECRET,
+    Deployment,
+    PreviewResult,
+    RecordedResult,
+    RefreshResult,
+    Step,
+    UpResult,
+    changes_of,
+)
+from .stack_target import EventCallback, StackOptions, StackTarget
 
 __all__ = ["history", "preview", "refresh", "up"]
 
@@ -58,13 +69,23 @@ def _all_history(stack: auto.Stack) -> list[auto.UpdateSummary]:
         page += 1
 
 
-def _latest(stack: auto.Stack) -> Deployment:
+def latest_deployment(stack: auto.Stack) -> Deployment:
     """The deployment the operation just recorded (the stack's newest).
 
     The whole history is read: the file backend records no version numbers, so a version is a position
     counted from the oldest entry.
     """
     return _deployments(_all_history(stack))[0]
+
+
+Recorded = TypeVar("Recorded", bound=RecordedResult)
+
+
+def recorded(kind: type[Recorded], stack: str, s: auto.Stack, summary: auto.UpdateSummary) -> Recorded:
+    """The result of an operation just recorded in ``s``'s history (a refresh, a destroy)."""
+    latest = latest_deployment(s)
+    changes = changes_of(summary.resource_changes or {})
+    return kind(stack=stack, changes=changes, version=latest.version, commit=latest.commit)
 
 
 def _step(metadata: auto.StepEventMetadata) -> Step:
@@ -92,22 +113,31 @@ def preview(
                 print(step.op, step.urn, step.keys)
     """
     target = StackTarget.resolve(stack, options)
-    steps: list[Step] = []
 
-    def collect(event: auto.EngineEvent) -> None:
-        pre = event.resource_pre_event
-        if pre is not None and pre.metadata.op != auto.OpType.SAME:
-            steps.append(_step(pre.metadata))
+    def run_preview(s: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
+        return s.preview(on_event=on_event, refresh=refresh or None, policy_packs=list(policy_packs) or None)
+
+    return engine.run(target, "preview", preview_work(stack, run_preview), create=create)
+
+
+def preview_work(
+    stack: str, run_preview: Callable[[auto.Stack, EventCallback], auto.PreviewResult]
+) -> Callable[[auto.Stack, engine.EngineEvents], PreviewResult]:
+    """The engine work of a preview (of ``up``, ``destroy`` or a rollback): ``run_preview`` runs it with an
+    ``on_event`` that collects every step that is not a no-op."""
 
     def work(s: auto.Stack, events: engine.EngineEvents) -> PreviewResult:
-        result = s.preview(
-            on_event=events.callback(collect),
-            refresh=refresh or None,
-            policy_packs=list(policy_packs) or None,
-        )
+        steps: list[Step] = []  # per attempt: a retried one starts afresh
+
+        def collect(event: auto.EngineEvent) -> None:
+            pre = event.resource_pre_event
+            if pre is not None and pre.metadata.op != auto.OpType.SAME:
+                steps.append(_step(pre.metadata))
+
+        result = run_preview(s, events.callback(collect))
         return PreviewResult(stack=stack, changes=changes_of(result.change_summary), steps=tuple(steps))
 
-    return engine.run(target, "preview", work, create=create)
+    return work
 
 
 def up(
@@ -118,15 +148,22 @@ def up(
     policy_packs: Sequence[str] = (),
     refresh: bool = False,
     create: bool = False,
+    require_promoted_from: str | None = None,
 ) -> UpResult:
     """Apply the program to the stack and record the git commit it ran from.
+
+    ``require_promoted_from`` is a prod pipeline's guard: the work tree's commit must have a successful
+    update on that stack, or nothing runs (``PromotionError``, see :func:`require_promoted`).
 
     Example::
 
         result = up("dev", message="deploy from CI")
         print(result.version, result.commit, result.outputs["clusterName"])
+        up("prod", require_promoted_from="dev")
     """
     target = StackTarget.resolve(stack, options)
+    if require_promoted_from is not None:
+        require_promoted(stack, require_promoted_from, options=options)
     work = up_work(target, message=message, policy_packs=policy_packs, refresh=refresh)
     return engine.run(target, "up", work, create=create)
 
@@ -149,7 +186,7 @@ def up_work(
             # Never decrypt config secrets into the result.
             show_secrets=False,
         )
-        latest = _latest(s)
+        latest = latest_deployment(s)
         return UpResult(
             stack=target.stack,
             changes=changes_of(result.summary.resource_changes or {}),
@@ -175,13 +212,7 @@ def refresh(stack: str, *, options: StackOptions | None = None, message: str | N
 
     def work(s: auto.Stack, events: engine.EngineEvents) -> RefreshResult:
         result = s.refresh(message=message, on_event=events.callback(), show_secrets=False)
-        latest = _latest(s)
-        return RefreshResult(
-            stack=stack,
-            changes=changes_of(result.summary.resource_changes or {}),
-            version=latest.version,
-            commit=latest.commit,
-        )
+        return recorded(RefreshResult, stack, s, result.summary)
 
     return engine.run(target, "refresh", work)
 
@@ -196,3 +227,33 @@ def history(stack: str, *, options: StackOptions | None = None) -> tuple[Deploym
     """
     target = StackTarget.resolve(stack, options)
     return engine.run(target, "history", lambda s, _events: _deployments(_all_history(s)))
+
+
+def require_promoted(stack: str, source: str, *, options: StackOptions | None = None) -> str:
+    """Check that the work tree's commit has a successful update on ``source``; return that commit.
+
+    ``PromotionError``, naming the commit and the stack, otherwise; and for a work tree whose tracked
+    files have uncommitted changes, since what would run is then not the commit ``source`` proved.
+    """
+    target = StackTarget.resolve(stack, options)
+    repo = repo_root(target.project)
+    head = head_commit(repo)
+    if tracked_changes(repo):
+        raise PromotionError(
+            f"the work tree at {head[:12]} has uncommitted changes, so `up {stack}` would not apply a commit "
+            f"stack {source!r} ran; commit them and deploy that commit to {source!r} first",
+            stack=source,
+            commit=head,
+        )
+    proven = any(
+        d.kind == "update" and d.result == "succeeded" and d.commit == head
+        for d in history(source, options=options)
+    )
+    if not proven:
+        raise PromotionError(
+            f"commit {head[:12]} has no successful update on stack {source!r}; deploy it there first "
+            f"(`gitops-infra up {source}`), then to {stack!r}",
+            stack=source,
+            commit=head,
+        )
+    return head

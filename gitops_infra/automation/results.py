@@ -20,11 +20,13 @@ from ..redaction import SECRET
 __all__ = [
     "SECRET",
     "Deployment",
+    "DestroyResult",
     "DriftKind",
     "DriftReport",
     "DriftedResource",
     "PreviewResult",
     "PropertyDiff",
+    "RecordedResult",
     "RefreshResult",
     "Step",
     "UpResult",
@@ -90,13 +92,23 @@ class UpResult:
 
 
 @dataclass(frozen=True)
-class RefreshResult:
-    """A refresh that wrote what the cloud reports into the stack's state."""
+class RecordedResult:
+    """An operation the stack's history records: its changes, its version, and the commit it ran from."""
 
     stack: str
     changes: Mapping[str, int]
     version: int
     commit: str | None
+
+
+@dataclass(frozen=True)
+class RefreshResult(RecordedResult):
+    """A refresh that wrote what the cloud reports into the stack's state."""
+
+
+@dataclass(frozen=True)
+class DestroyResult(RecordedResult):
+    """A destroy: every resource of the stack deleted (the stack itself and its history are kept)."""
 
 
 class DriftKind(StrEnum):
@@ -160,7 +172,7 @@ def to_jsonable(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
         data = {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
         # Derived flags are part of what a CI script reads, so they are in the document too.
-        for name in ("has_changes", "has_drift", "valid"):
+        for name in ("has_changes", "has_drift", "has_errors", "valid"):
             if hasattr(value, name):
                 data[name] = getattr(value, name)
         return data

@@ -11,22 +11,25 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal, overload
+
+from pulumi import automation as auto
 
 from ..errors import CommitNotFoundError, GitError
 from . import engine
-from .operations import history, up_work
+from .git import repo_root, resolve_commit, run_git
+from .operations import history, preview_work, up_work
 from .processes import alive_here
-from .results import UpResult
+from .results import PreviewResult, UpResult
 from .stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings, read_mapping
-from .stack_target import StackOptions, StackTarget, project_file
+from .stack_target import EventCallback, StackOptions, StackTarget, project_file
 
-__all__ = ["PREVIOUS", "WORKTREE_PREFIX", "remove_stale_worktrees", "rollback_to_commit"]
+__all__ = ["PREVIOUS", "WORKTREE_PREFIX", "checked_out", "remove_stale_worktrees", "rollback_to_commit"]
 
 WORKTREE_PREFIX = "gitops-infra-rollback-"
 """The temp directory a rollback checks its commit out under: ``<tmp>/gitops-infra-rollback-*/tree``."""
@@ -35,20 +38,6 @@ _OWNER_FILE = "owner.json"
 
 PREVIOUS = "previous"
 """Rollback target meaning: the commit of the last successful update before the current one."""
-
-
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
-    except FileNotFoundError as exc:
-        raise GitError("rollback_to_commit needs git on PATH; install git and retry") from exc
-
-
-def _repo_root(project: Path) -> Path:
-    done = _git(project, "rev-parse", "--show-toplevel")
-    if done.returncode != 0:
-        raise GitError(f"{project} is not inside a git repository; rollback needs the project's history")
-    return Path(done.stdout.strip())
 
 
 def _previous_commit(stack: str, options: StackOptions | None) -> str:
@@ -64,13 +53,6 @@ def _previous_commit(stack: str, options: StackOptions | None) -> str:
     )
 
 
-def _resolve(repo: Path, ref: str) -> str:
-    done = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    if done.returncode != 0 or not done.stdout.strip():
-        raise CommitNotFoundError(f"{ref!r} is not a commit, tag or ref in {repo}", commit=ref)
-    return done.stdout.strip()
-
-
 @contextmanager
 def _worktree(repo: Path, sha: str) -> Iterator[Path]:
     """A detached checkout of ``sha`` in a temp directory, removed whatever happens inside.
@@ -82,7 +64,7 @@ def _worktree(repo: Path, sha: str) -> Iterator[Path]:
     tree = parent / "tree"
     try:
         (parent / _OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
-        added = _git(repo, "worktree", "add", "--detach", str(tree), sha)
+        added = run_git(repo, "worktree", "add", "--detach", str(tree), sha)
         if added.returncode != 0:
             raise GitError(f"could not check out {sha[:12]}: {added.stderr.strip()}")
         yield tree
@@ -91,9 +73,9 @@ def _worktree(repo: Path, sha: str) -> Iterator[Path]:
 
 
 def _remove_worktree(repo: Path, tree: Path) -> None:
-    _git(repo, "worktree", "remove", "--force", str(tree))
+    run_git(repo, "worktree", "remove", "--force", str(tree))
     shutil.rmtree(tree.parent, ignore_errors=True)
-    _git(repo, "worktree", "prune")
+    run_git(repo, "worktree", "prune")
 
 
 def _owner_alive(parent: Path) -> bool:
@@ -113,10 +95,10 @@ def remove_stale_worktrees(project: Path) -> tuple[Path, ...]:
     Only our own (``WORKTREE_PREFIX``) whose rollback process is gone are touched; then ``git worktree
     prune`` drops what git still lists for directories that no longer exist.
     """
-    done = _git(project, "worktree", "list", "--porcelain")
+    done = run_git(project, "worktree", "list", "--porcelain")
     if done.returncode != 0:
         return ()  # not a git repository: rollbacks never ran here
-    repo = _repo_root(project)
+    repo = repo_root(project)
     removed: list[Path] = []
     for line in done.stdout.splitlines():
         if not line.startswith("worktree "):
@@ -128,7 +110,7 @@ def remove_stale_worktrees(project: Path) -> tuple[Path, ...]:
             continue
         _remove_worktree(repo, tree)
         removed.append(tree)
-    _git(repo, "worktree", "prune")
+    run_git(repo, "worktree", "prune")
     return tuple(removed)
 
 
@@ -148,14 +130,40 @@ def _share_virtualenv(project: Path, checkout: Path, shown_as: str) -> None:
             link.symlink_to(source.resolve(), target_is_directory=True)
 
 
+@overload
+def rollback_to_commit(
+    stack: str,
+    commit: str,
+    *,
+    options: StackOptions | None = ...,
+    message: str | None = ...,
+    preview_only: Literal[False] = ...,
+) -> UpResult: ...
+
+
+@overload
+def rollback_to_commit(
+    stack: str,
+    commit: str,
+    *,
+    options: StackOptions | None = ...,
+    message: str | None = ...,
+    preview_only: Literal[True],
+) -> PreviewResult: ...
+
+
 def rollback_to_commit(
     stack: str,
     commit: str,
     *,
     options: StackOptions | None = None,
     message: str | None = None,
-) -> UpResult:
+    preview_only: bool = False,
+) -> UpResult | PreviewResult:
     """Roll ``stack`` back to the program and ``Pulumi.<stack>.yaml`` of ``commit``.
+
+    With ``preview_only``, nothing is applied: the result is the ``PreviewResult`` of that commit,
+    computed in the same temporary worktree, so a person (or a pull request) can look before it leaps.
 
     ``commit`` is a sha, a tag or a ref, or ``"previous"``: the commit of the last successful update
     before the current one. An unknown commit, or one with no ``Pulumi.yaml`` for this project, is
@@ -167,16 +175,37 @@ def rollback_to_commit(
         result = rollback_to_commit("prod", "v1.4.0")
         result = rollback_to_commit("prod", "previous")
         print(result.rolled_back_to, result.changes)
+        print(rollback_to_commit("prod", "previous", preview_only=True).steps)
     """
     target = StackTarget.resolve(stack, options)
-    repo = _repo_root(target.project)
-    sha = _resolve(repo, _previous_commit(stack, options) if commit == PREVIOUS else commit)
+    repo = repo_root(target.project)
+    sha = resolve_commit(repo, _previous_commit(stack, options) if commit == PREVIOUS else commit)
+    with checked_out(target, repo, sha, commit) as at_commit:
+        if preview_only:
+            return engine.run(at_commit, "rollback", preview_work(stack, _preview))
+        work = up_work(at_commit, message=message or f"rollback to {sha[:12]} ({commit})")
+        result = engine.run(at_commit, "rollback", work)
+    return replace(result, rolled_back_to=sha)
+
+
+def _preview(s: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
+    return s.preview(on_event=on_event)
+
+
+@contextmanager
+def checked_out(target: StackTarget, repo: Path, sha: str, asked: str) -> Iterator[StackTarget]:
+    """``target`` with the program and stack config of commit ``sha``, checked out in a temporary
+    worktree that is always removed; rollback and promotion both deploy through it.
+
+    ``asked`` is how the caller named the commit. A commit with no ``Pulumi.yaml`` for this project is
+    refused before anything is checked out.
+    """
     relative = target.project.resolve().relative_to(repo.resolve())
     candidates = [relative / f"{PROJECT_FILE}{extension}" for extension in SETTINGS_EXTENSIONS]
-    if not any(_git(repo, "cat-file", "-e", f"{sha}:{c.as_posix()}").returncode == 0 for c in candidates):
+    if not any(run_git(repo, "cat-file", "-e", f"{sha}:{c.as_posix()}").returncode == 0 for c in candidates):
         raise CommitNotFoundError(
-            f"commit {sha[:12]} ({commit}) has no {relative / 'Pulumi.yaml'}; it predates this project",
-            commit=commit,
+            f"commit {sha[:12]} ({asked}) has no {relative / 'Pulumi.yaml'}; it predates this project",
+            commit=asked,
         )
     with _worktree(repo, sha) as tree:
         checkout = tree / relative
@@ -185,8 +214,5 @@ def rollback_to_commit(
         _share_virtualenv(target.project, checkout, shown)
         settings = find_settings(checkout, target.stack_name.settings_base)
         if settings is not None:
-            read_mapping(settings, stack=stack, shown_as=f"{relative / settings.name} at {sha[:12]}")
-        at_commit = target.at(checkout)
-        work = up_work(at_commit, message=message or f"rollback to {sha[:12]} ({commit})")
-        result = engine.run(at_commit, "rollback", work)
-    return replace(result, rolled_back_to=sha)
+            read_mapping(settings, stack=target.stack, shown_as=f"{relative / settings.name} at {sha[:12]}")
+        yield target.at(checkout)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gitops_infra.checks import GO_DURATION_PATTERN, parse_duration
+from gitops_infra.checks import GO_DURATION_PATTERN, PROD_ENVIRONMENTS, parse_duration
 from gitops_infra.components.environment import ENVIRONMENT_CONFIGMAP, parse_environment
 
 __all__ = [
@@ -127,7 +127,7 @@ would need the provider's schema, which is not available to a policy pack at run
 # --- defaults and fixed names -----------------------------------------------------------------------
 
 OPEN_CIDRS = frozenset({"0.0.0.0/0", "::/0"})
-DEFAULT_PROD_ENVIRONMENTS = ("prod", "production")
+DEFAULT_PROD_ENVIRONMENTS = PROD_ENVIRONMENTS
 ENVIRONMENT_TAG_KEYS = ("environment", "gitops-infra/environment")
 """Tags that name a resource's environment, first match wins; the platform writes the first."""
 DEFAULT_REQUIRED_TAGS = ("environment", "owner")

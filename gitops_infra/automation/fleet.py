@@ -1,0 +1,214 @@
+"""Every stack of a project at once: drift across the fleet, and where each stack stands.
+
+The stacks are the ones with a ``Pulumi.<stack>.yaml`` in the project. ``detect_drift_all`` checks them a
+few at a time, each in its own engine process; one stack's error does not stop the others and is
+reported with that stack. ``status`` reads a stack's last deployment, whether it ran the work tree's
+commit, and who holds its lock, without running the engine's update machinery.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ..errors import GitOpsInfraError, WorkspaceError
+from .drift import detect_drift
+from .file_backend import FileBackendStack, LockInfo
+from .git import head_commit, repo_root
+from .operations import history
+from .results import Deployment, DriftReport
+from .stack_files import SETTINGS_EXTENSIONS
+from .stack_target import StackOptions, StackTarget, find_project, project_name
+
+__all__ = [
+    "DEFAULT_PARALLEL",
+    "FleetDrift",
+    "StackDrift",
+    "StackError",
+    "StackLock",
+    "StackStatus",
+    "detect_drift_all",
+    "project_stacks",
+    "status",
+    "status_all",
+]
+
+DEFAULT_PARALLEL = 4
+_SETTINGS = re.compile(
+    r"^Pulumi\.(?P<stack>.+)(?:" + "|".join(re.escape(e) for e in SETTINGS_EXTENSIONS) + ")$"
+)
+
+
+@dataclass(frozen=True)
+class StackError:
+    """A stack whose check failed: the error's type and message (never a traceback)."""
+
+    type: str
+    message: str
+
+
+@dataclass(frozen=True)
+class StackDrift:
+    """One stack's drift check: its report, or the error that stopped it."""
+
+    stack: str
+    report: DriftReport | None
+    error: StackError | None = None
+
+    @property
+    def has_drift(self) -> bool:
+        """True when the check ran and found drift."""
+        return self.report is not None and self.report.has_drift
+
+
+@dataclass(frozen=True)
+class FleetDrift:
+    """Drift across every stack: one ``StackDrift`` each, in the project's order."""
+
+    stacks: tuple[StackDrift, ...]
+
+    @property
+    def has_drift(self) -> bool:
+        """True when any stack drifted."""
+        return any(s.has_drift for s in self.stacks)
+
+    @property
+    def has_errors(self) -> bool:
+        """True when any stack could not be checked."""
+        return any(s.error is not None for s in self.stacks)
+
+
+@dataclass(frozen=True)
+class StackLock:
+    """Who holds a stack's lock: the update's user, machine and process (file backends say)."""
+
+    user: str
+    host: str
+    pid: int
+
+    def __str__(self) -> str:
+        return f"{self.user}@{self.host} pid {self.pid}"
+
+
+@dataclass(frozen=True)
+class StackStatus:
+    """Where one stack stands."""
+
+    stack: str
+    last: Deployment | None
+    """The newest deployment (update, refresh, destroy), or ``None`` for a stack never deployed."""
+    at_head: bool | None
+    """Whether ``last`` ran the work tree's commit; ``None`` when either is unknown."""
+    locked: bool | None
+    """Whether an update holds the stack's lock; ``None`` when the backend cannot say (not a file one)."""
+    lock: StackLock | None = None
+    error: StackError | None = None
+
+
+def project_stacks(options: StackOptions | None = None) -> tuple[str, ...]:
+    """The stacks with a ``Pulumi.<stack>.yaml`` (or ``.yml``, ``.json``) in the project, sorted.
+
+    ``WorkspaceError`` when there is none: checking "every stack" of a project with no stack file is a
+    job pointed at the wrong directory, not a clean bill of health.
+    """
+    project = find_project((options or StackOptions()).work_dir)
+    found = {m["stack"] for p in project.iterdir() if p.is_file() and (m := _SETTINGS.match(p.name))}
+    if not found:
+        raise WorkspaceError(f"no Pulumi.<stack>.yaml in {project}: no stacks to check")
+    return tuple(sorted(found))
+
+
+T = TypeVar("T")
+
+
+def _each(stacks: Sequence[str], parallel: int, check: Callable[[str], T]) -> list[T]:
+    if parallel < 1:
+        raise ValueError(f"parallel must be at least 1, not {parallel}")
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        return list(pool.map(check, stacks))
+
+
+def detect_drift_all(
+    stacks: Sequence[str] | None = None,
+    *,
+    options: StackOptions | None = None,
+    parallel: int = DEFAULT_PARALLEL,
+) -> FleetDrift:
+    """:func:`~gitops_infra.automation.detect_drift` on every stack of the project, ``parallel`` at a time.
+
+    ``stacks`` defaults to :func:`project_stacks`. A stack that cannot be checked (not created yet, a
+    bad config, a lock) is reported with its error; the others are checked all the same.
+
+    Example::
+
+        fleet = detect_drift_all(parallel=4)
+        for s in fleet.stacks:
+            print(s.stack, s.has_drift, s.error)
+    """
+    names = tuple(stacks) if stacks is not None else project_stacks(options)
+
+    def check(stack: str) -> StackDrift:
+        try:
+            return StackDrift(stack=stack, report=detect_drift(stack, options=options))
+        except GitOpsInfraError as exc:
+            return StackDrift(stack=stack, report=None, error=StackError(type(exc).__name__, str(exc)))
+
+    return FleetDrift(stacks=tuple(_each(names, parallel, check)))
+
+
+def _lock(target: StackTarget) -> tuple[bool | None, StackLock | None]:
+    name = target.stack_name
+    files = FileBackendStack.of(
+        target.backend_url, org=name.org, project=name.project or project_name(target.project), name=name.name
+    )
+    if files is None:
+        return None, None
+    locks: list[LockInfo] = files.locks()
+    if not locks:
+        return False, None
+    return True, StackLock(user=locks[0].user, host=locks[0].host, pid=locks[0].pid)
+
+
+def status(stack: str, *, options: StackOptions | None = None) -> StackStatus:
+    """Where ``stack`` stands: its last deployment, whether that ran the work tree's commit, its lock.
+
+    Reading the history takes no lock, so a stack that an update holds still reports, with the lock.
+
+    Example::
+
+        s = status("prod")
+        print(s.last.version, s.last.result, s.at_head, s.locked, s.lock)
+    """
+    target = StackTarget.resolve(stack, options)
+    locked, lock = _lock(target)
+    deployments = history(stack, options=options)
+    last = deployments[0] if deployments else None
+    at_head: bool | None = None
+    if last is not None and last.commit:
+        try:
+            at_head = head_commit(repo_root(target.project)) == last.commit
+        except GitOpsInfraError:  # not a git repository (GitError), or no commit yet
+            at_head = None
+    return StackStatus(stack=stack, last=last, at_head=at_head, locked=locked, lock=lock)
+
+
+def status_all(
+    stacks: Sequence[str] | None = None,
+    *,
+    options: StackOptions | None = None,
+    parallel: int = DEFAULT_PARALLEL,
+) -> tuple[StackStatus, ...]:
+    """:func:`status` of every stack of the project; one that cannot be read carries its error."""
+    names = tuple(stacks) if stacks is not None else project_stacks(options)
+
+    def check(stack: str) -> StackStatus:
+        try:
+            return status(stack, options=options)
+        except GitOpsInfraError as exc:
+            error = StackError(type(exc).__name__, str(exc))
+            return StackStatus(stack=stack, last=None, at_head=None, locked=None, error=error)
+
+    return tuple(_each(names, parallel, check))

@@ -1,0 +1,124 @@
+"""Promotion on the real engine: dev's proven commit is what reaches prod, and the prod pipeline's guard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pulumi import automation as auto
+
+from gitops_infra.automation import history, promote, refresh, up
+from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
+from gitops_infra.errors import OperationFailedError, PromotionError
+
+from ..gitrepo import git
+from .conftest import SECRET_TOKEN, FixtureRepo
+
+pytestmark = pytest.mark.engine
+
+
+def _add_prod(repo: FixtureRepo, tmp_path: Path) -> Path:
+    """A prod stack beside dev, in its own directory of files, committed with the project."""
+    prod_dir = tmp_path / "prod-files"
+    prod_dir.mkdir()
+    stack = auto.Stack.create("prod", auto.LocalWorkspace(work_dir=str(repo.root), env_vars=repo.env))
+    stack.set_config("fixture:directory", auto.ConfigValue(str(prod_dir)))
+    stack.set_config("fixture:token", auto.ConfigValue(SECRET_TOKEN, secret=True))
+    stack.set_config("fixture:files", auto.ConfigValue(json.dumps({"a": "prod-one"})))
+    return prod_dir
+
+
+def _on_disk(directory: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(directory.iterdir())}
+
+
+def _set_prod_files(repo: FixtureRepo, files: dict[str, str]) -> None:
+    workspace = auto.LocalWorkspace(work_dir=str(repo.root), env_vars=repo.env)
+    auto.Stack.select("prod", workspace).set_config("fixture:files", auto.ConfigValue(json.dumps(files)))
+
+
+def test_promote_takes_devs_last_update_to_prod_not_the_work_tree(repo: FixtureRepo, tmp_path: Path) -> None:
+    prod_dir = _add_prod(repo, tmp_path)
+    proven = repo.commit("C1: a prod stack")
+    up("dev", options=repo.options)
+    # Work goes on after dev's update: the next commit changes prod's config too, but is proven nowhere.
+    _set_prod_files(repo, {"a": "prod-two"})
+    head = repo.commit("C2: not deployed anywhere yet")
+
+    result = promote("dev", "prod", options=repo.options)
+
+    assert result.commit == proven
+    assert _on_disk(prod_dir) == {"a": "prod-one"}  # C1's Pulumi.prod.yaml, not C2's
+    latest = history("prod", options=repo.options)[0]
+    assert latest.commit == proven and f"promote {proven[:12]} from dev" in latest.message
+    assert repo.head() == head and git(repo.root, "status", "--porcelain") == ""
+    assert len(repo.worktrees()) == 1
+
+
+def test_promote_refuses_a_stale_drifted_or_failed_source(repo: FixtureRepo, tmp_path: Path) -> None:
+    prod_dir = _add_prod(repo, tmp_path)
+    repo.commit("a prod stack")
+    with pytest.raises(PromotionError, match="stack 'dev' has no deployment to promote"):
+        promote("dev", "prod", options=repo.options)
+    with pytest.raises(PromotionError, match="that is one stack"):
+        promote("dev", "dev", options=repo.options)
+
+    up("dev", options=repo.options)
+    (repo.files_dir / "a").write_text("edited out of band")
+    with pytest.raises(PromotionError, match="stack 'dev' has drifted from its last update"):
+        promote("dev", "prod", options=repo.options, require_no_drift=True)
+
+    refresh("dev", options=repo.options)  # now the newest deployment is a refresh, not the update
+    with pytest.raises(PromotionError, match=r"is version 2 \(refresh, succeeded\), not a successful update"):
+        promote("dev", "prod", options=repo.options)
+
+    repo.configure({"a": "one", "b": "two"}, fail="the program broke")
+    repo.commit("a broken program")
+    with pytest.raises(OperationFailedError):
+        up("dev", options=repo.options)
+    with pytest.raises(PromotionError, match=r"is version 3 \(update, failed\), not a successful update"):
+        promote("dev", "prod", options=repo.options)
+    assert _on_disk(prod_dir) == {}
+    assert history("prod", options=repo.options) == ()
+
+
+def test_the_require_promoted_from_guard_refuses_then_allows(repo: FixtureRepo, tmp_path: Path) -> None:
+    prod_dir = _add_prod(repo, tmp_path)
+    head = repo.commit("a prod stack")
+
+    with pytest.raises(PromotionError) as info:
+        up("prod", options=repo.options, require_promoted_from="dev")
+    assert f"commit {head[:12]} has no successful update on stack 'dev'" in str(info.value)
+    assert (info.value.stack, info.value.commit) == ("dev", head)
+    assert _on_disk(prod_dir) == {} and history("prod", options=repo.options) == ()
+
+    up("dev", options=repo.options)
+    (repo.root / "__main__.py").write_text((repo.root / "__main__.py").read_text() + "\n# local edit\n")
+    with pytest.raises(PromotionError, match="has uncommitted changes"):
+        up("prod", options=repo.options, require_promoted_from="dev")
+    git(repo.root, "checkout", "--", "__main__.py")
+
+    result = up("prod", options=repo.options, require_promoted_from="dev")
+    assert result.commit == head and _on_disk(prod_dir) == {"a": "prod-one"}
+
+
+def test_cli_promote_and_the_guard(repo: FixtureRepo, tmp_path: Path) -> None:
+    _add_prod(repo, tmp_path)
+    head = repo.commit("a prod stack")
+
+    def cli(*args: str) -> tuple[int, dict[str, object]]:
+        result = CliRunner(env=repo.env).invoke(main, [*args, "--cwd", str(repo.root), "--json"])
+        return result.exit_code, json.loads(result.stdout)
+
+    code, document = cli("up", "prod", "--yes", "--require-promoted-from", "dev")
+    assert code == EXIT_ERROR and document["error"]["type"] == "PromotionError"  # type: ignore[index]
+    code, document = cli("up", "prod", "--yes", "--require-promoted-from", "")
+    assert code == EXIT_ERROR and document["error"]["type"] == "UsageError"  # type: ignore[index]
+
+    up("dev", options=repo.options)
+    code, document = cli("promote", "dev", "prod", "--yes")
+    assert code == EXIT_OK and document["commit"] == head and document["stack"] == "prod"
+    code, document = cli("promote", "dev", "prod")  # no --yes and no terminal
+    assert code == EXIT_ERROR and document["error"]["type"] == "UsageError"  # type: ignore[index]
