@@ -75,8 +75,8 @@ def destroy(
     """Delete every resource of ``stack``; with ``preview_only``, only show what would be deleted.
 
     A prod stack (see :func:`prod_environment`) is destroyed only when ``confirm`` repeats its name;
-    otherwise ``ConfirmationRequiredError`` is raised before anything runs. A preview needs no
-    confirmation.
+    otherwise ``ConfirmationRequiredError`` is raised before anything runs. A ``confirm`` that names
+    another stack is refused for any stack. A preview needs no confirmation.
 
     Example::
 
@@ -91,6 +91,12 @@ def destroy(
             return s.preview_destroy(on_event=on_event)
 
         return engine.run(target, "destroy", preview_work(stack, run_preview))
+    if confirm is not None and confirm != stack:
+        # A name given and wrong is a mix-up (the wrong terminal, the wrong variable): never a go-ahead.
+        raise ConfirmationRequiredError(
+            f"confirm names {confirm!r}, but the stack to destroy is {stack!r}; nothing was destroyed",
+            stack=stack,
+        )
     prod = prod_environment(target)
     if prod is not None and confirm != stack:
         raise ConfirmationRequiredError(

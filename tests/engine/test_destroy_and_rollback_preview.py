@@ -66,6 +66,13 @@ def test_destroy_empties_the_stack_and_is_recorded_like_an_update(repo: FixtureR
     assert up("dev", options=repo.options).changes == {"create": 3}  # the stack and its config stay
 
 
+def test_a_confirm_that_names_another_stack_destroys_nothing(repo: FixtureRepo) -> None:
+    up("dev", options=repo.options)
+    with pytest.raises(ConfirmationRequiredError, match="confirm names 'prod', but the stack to destroy"):
+        destroy("dev", options=repo.options, confirm="prod")  # dev is not prod, yet the name is wrong
+    assert repo.on_disk() == {"a": "one", "b": "two"}
+
+
 def test_destroy_preview_only_shows_the_deletes_and_changes_nothing(repo: FixtureRepo) -> None:
     up("dev", options=repo.options)
     before = repo.state_bytes()
