@@ -86,6 +86,11 @@ def _print_startup(row: dict[str, Any]) -> None:
         f"{_fmt(row['ours_median_s'])} | {_fmt(row['used_modules_median_s'])} | "
         f"{row['ratio_to_used_modules']:.3f} | (context) |"
     )
+    print(
+        f"| `gitops-infra --help` | `python -c pass` | {_fmt(row['help_median_s'])} | "
+        f"{_fmt(row['pass_median_s'])} | {row['help_ratio']:.3f} | <= {row['help_target']} "
+        f"{_verdict(row['help_ratio'], row['help_target'])} |"
+    )
 
 
 def _print_fleet(row: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""``gitops-infra plan dev`` as a subprocess against a bare import of the five provider SDKs.
+"""``gitops-infra plan dev`` as a subprocess against a bare import of the five provider SDKs; and the CLI's
+own start, ``gitops-infra --help``, against ``python -c pass``.
 
 The SDK packages load their resource modules lazily, so the bare ``import pulumi_aws, ...`` loads almost
 none of what the stack program uses. A second baseline imports exactly the SDK modules a plan leaves in
@@ -20,6 +21,8 @@ from .fixture import REPO_ROOT
 from .stats import timed
 
 TARGET = 1.5
+HELP_TARGET = 2.0
+"""``gitops-infra --help`` within 2x of starting the interpreter at all (issue 15)."""
 IMPORTS = "import pulumi_aws, pulumi_eks, pulumi_kubernetes, pulumi_github, pulumi_tls"
 STACK = "dev"
 SDKS = ("pulumi_aws", "pulumi_eks", "pulumi_kubernetes", "pulumi_github", "pulumi_tls")
@@ -57,6 +60,8 @@ def run(repeats: int) -> dict[str, object]:
         "ours": [*_cli(), "plan", STACK],
         "bare": [sys.executable, "-c", IMPORTS],
         "used": [sys.executable, "-c", f"import {', '.join(modules)}"],
+        "help": [*_cli(), "--help"],
+        "pass": [sys.executable, "-c", "pass"],
     }
     print(f"[startup] gitops-infra plan {STACK} vs SDK imports x{repeats}", file=sys.stderr)
     for args in commands.values():  # warm-up (bytecode and page cache), untimed
@@ -82,4 +87,10 @@ def run(repeats: int) -> dict[str, object]:
         "ratio_to_used_modules": medians["ours"] / medians["used"],
         "target": TARGET,
         "meets_target": medians["ours"] / medians["bare"] <= TARGET,
+        "help_s": times["help"],
+        "pass_s": times["pass"],
+        "help_median_s": medians["help"],
+        "pass_median_s": medians["pass"],
+        "help_ratio": medians["help"] / medians["pass"],
+        "help_target": HELP_TARGET,
     }
