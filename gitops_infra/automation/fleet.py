@@ -16,12 +16,12 @@ from typing import TypeVar
 
 from ..errors import GitOpsInfraError, WorkspaceError
 from .drift import detect_drift
-from .file_backend import FileBackendStack, LockInfo
+from .file_backend import LockInfo
 from .git import head_commit, repo_root
 from .operations import history
 from .results import Deployment, DriftReport
 from .stack_files import SETTINGS_EXTENSIONS
-from .stack_target import StackOptions, StackTarget, find_project, project_name
+from .stack_target import StackOptions, StackTarget, find_project
 
 __all__ = [
     "DEFAULT_PARALLEL",
@@ -160,10 +160,7 @@ def detect_drift_all(
 
 
 def _lock(target: StackTarget) -> tuple[bool | None, StackLock | None]:
-    name = target.stack_name
-    files = FileBackendStack.of(
-        target.backend_url, org=name.org, project=name.project or project_name(target.project), name=name.name
-    )
+    files = target.file_backend()
     if files is None:
         return None, None
     locks: list[LockInfo] = files.locks()

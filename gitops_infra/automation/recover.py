@@ -31,7 +31,7 @@ from .file_backend import FileBackendStack, checkpoint_problem
 from .processes import alive_here, leftover_plugins
 from .results import changes_of
 from .rollback import remove_stale_worktrees
-from .stack_target import StackOptions, StackTarget, project_name
+from .stack_target import StackOptions, StackTarget
 
 __all__ = ["RecoverResult", "recover"]
 
@@ -143,10 +143,7 @@ def recover(
         up("dev")  # converges from what really exists
     """
     target = StackTarget.resolve(stack, options)
-    name = target.stack_name
-    files = FileBackendStack.of(
-        target.backend_url, org=name.org, project=name.project or project_name(target.project), name=name.name
-    )
+    files = target.file_backend()
     stale_lock = _refuse_while_running(target, files, force)
     removed = remove_stale_worktrees(target.project)
     restored = _restore_checkpoint(target, files, restore_checkpoint)

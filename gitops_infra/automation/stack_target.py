@@ -31,6 +31,7 @@ from pulumi import automation as auto
 from .._pulumi_compat import run_pulumi_cmd
 from ..errors import ConfigError, EngineNotFoundError, StackNameError, WorkspaceError
 from ..redaction import SECRET, masked_values, safe_url
+from .file_backend import FileBackendStack
 from .stack_files import PROJECT_FILE, find_settings, read_mapping
 from .stack_name import StackName, parse_stack_name
 
@@ -269,6 +270,12 @@ class StackTarget:
             f"backend_url={safe_url(self.backend_url)!r}, env={masked_values(self.env)!r}, "
             f"lock_wait={self.lock_wait!r})"
         )
+
+    def file_backend(self) -> FileBackendStack | None:
+        """The stack's lock and checkpoint files, or ``None`` when the backend is not a local file one."""
+        name = self.stack_name
+        project = name.project or project_name(self.project)
+        return FileBackendStack.of(self.backend_url, org=name.org, project=project, name=name.name)
 
     def local_workspace(self, *, select: bool = True) -> auto.LocalWorkspace:
         """A ``pulumi.automation`` workspace on this project, engine and backend.
