@@ -2,7 +2,7 @@
 
 Per size, one fixture is brought up once; then each repeat times ours and raw back to back, alternating
 which goes first so that drift (page cache, CPU frequency, the stack's growing history) cancels out. One
-untimed warm-up pair comes first.
+untimed warm-up pair comes first. :func:`growth` fits a line to each operation's medians over the sizes.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import median
+from typing import Any
 
-from gitops_infra.automation import StackOptions, detect_drift, preview, up
+from gitops_infra.automation import StackOptions, detect_drift, preview, refresh, up
 
 from .fixture import STACK, Fixture, fixture
-from .stats import timed
+from .stats import linear_fit, timed
 
 TARGET = 1.05
 
@@ -48,6 +49,13 @@ def _check_up(fx: Fixture) -> object:
     return result
 
 
+def _check_refresh(fx: Fixture) -> object:
+    result = refresh(STACK, options=_options(fx), message="bench: refresh")
+    if set(result.changes) - {"same"}:
+        raise RuntimeError(f"the refresh found changes: {result.changes}")
+    return result
+
+
 def _check_drift(fx: Fixture) -> object:
     report = detect_drift(STACK, options=_options(fx))
     if report.has_drift:
@@ -63,11 +71,18 @@ PAIRS = (
         _check_up,
         ("up", "--yes", "--skip-preview", "--message", "bench: no-op up"),
     ),
+    Pair(
+        "refresh",
+        "pulumi refresh --yes --skip-preview",
+        _check_refresh,
+        ("refresh", "--yes", "--skip-preview", "--message", "bench: refresh"),
+    ),
     Pair("detect_drift", "pulumi refresh --preview-only", _check_drift, ("refresh", "--preview-only")),
 )
+OPERATIONS = tuple(pair.name.split()[0] for pair in PAIRS)
 
 
-def _measure(fx: Fixture, pair: Pair, repeats: int) -> dict[str, object]:
+def _measure(fx: Fixture, pair: Pair, repeats: int) -> dict[str, Any]:
     def ours() -> float:
         return timed(lambda: pair.ours(fx))
 
@@ -101,8 +116,8 @@ def _measure(fx: Fixture, pair: Pair, repeats: int) -> dict[str, object]:
     }
 
 
-def run(sizes: Sequence[int], repeats: int, operations: Sequence[str] = ()) -> list[dict[str, object]]:
-    rows: list[dict[str, object]] = []
+def run(sizes: Sequence[int], repeats: int, operations: Sequence[str] = ()) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     pairs = [p for p in PAIRS if not operations or p.name.split()[0] in operations]
     for size in sizes:
         print(f"[engine] setting up the fixture with {size} resources (initial up)...", file=sys.stderr)
@@ -111,3 +126,35 @@ def run(sizes: Sequence[int], repeats: int, operations: Sequence[str] = ()) -> l
                 print(f"[engine]   {pair.name} x{repeats} at {size} resources", file=sys.stderr)
                 rows.append(_measure(fx, pair, repeats))
     return rows
+
+
+def growth(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per operation measured at two sizes or more: a least-squares line through its medians, ours and raw."""
+    fits: list[dict[str, Any]] = []
+    for name in dict.fromkeys(row["operation"] for row in rows):
+        points = sorted(
+            (row["resources"], row["ours_median_s"], row["raw_median_s"])
+            for row in rows
+            if row["operation"] == name
+        )
+        if len(points) < 2:
+            continue
+        sizes = [float(size) for size, _, _ in points]
+        ours, raw = linear_fit(sizes, [p[1] for p in points]), linear_fit(sizes, [p[2] for p in points])
+        fits.append(
+            {
+                "operation": name,
+                "resources": [size for size, _, _ in points],
+                "ours": {
+                    "intercept_s": ours.intercept,
+                    "slope_s_per_resource": ours.slope,
+                    "r_squared": ours.r_squared,
+                },
+                "raw": {
+                    "intercept_s": raw.intercept,
+                    "slope_s_per_resource": raw.slope,
+                    "r_squared": raw.r_squared,
+                },
+            }
+        )
+    return fits

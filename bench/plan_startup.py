@@ -1,10 +1,13 @@
-"""``gitops-infra plan dev`` as a subprocess against a bare import of the five provider SDKs; and the CLI's
-own start, ``gitops-infra --help``, against ``python -c pass``.
+"""``gitops-infra plan dev`` as a subprocess against importing the SDK modules it uses; and the CLI's own
+start, ``gitops-infra --help``, against ``python -c pass``.
 
-The SDK packages load their resource modules lazily, so the bare ``import pulumi_aws, ...`` loads almost
-none of what the stack program uses. A second baseline imports exactly the SDK modules a plan leaves in
-``sys.modules`` (found by one plan in a subprocess first): the floor any program creating those resources
-pays. All three run from the repository root with this interpreter, interleaved, after a warm-up round.
+The SDK packages load their resource modules lazily, so a bare ``import pulumi_aws, ...`` loads almost none
+of what the stack program uses (that row is context). The plan's baseline imports exactly the SDK modules a
+plan leaves in ``sys.modules`` (found by one plan in a subprocess first): the floor any program creating
+those resources pays. ``python -c "import click"`` is the floor of any click CLI's start (context). All
+run from the repository root with this interpreter, interleaved, after a warm-up round that also writes
+the bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped: an installed package has its bytecode, and an
+editable checkout would otherwise compile ours on every run while the SDKs' is precompiled).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from statistics import median
 from .fixture import REPO_ROOT
 from .stats import timed
 
-TARGET = 1.5
+TARGET = 1.1
+"""The plan within 1.1x of importing the SDK modules it uses (issue 15)."""
 HELP_TARGET = 2.0
 """``gitops-infra --help`` within 2x of starting the interpreter at all (issue 15)."""
 IMPORTS = "import pulumi_aws, pulumi_eks, pulumi_kubernetes, pulumi_github, pulumi_tls"
@@ -47,7 +51,11 @@ def _cli() -> list[str]:
 
 def _run(args: list[str]) -> str:
     # The plan needs no engine, backend or passphrase; give it none, as on a fresh CI runner.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PULUMI_CONFIG_PASSPHRASE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PULUMI_CONFIG_PASSPHRASE") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     result = subprocess.run(args, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({result.returncode}): {result.stderr[-2000:]}")
@@ -62,6 +70,7 @@ def run(repeats: int) -> dict[str, object]:
         "used": [sys.executable, "-c", f"import {', '.join(modules)}"],
         "help": [*_cli(), "--help"],
         "pass": [sys.executable, "-c", "pass"],
+        "click": [sys.executable, "-c", "import click"],
     }
     print(f"[startup] gitops-infra plan {STACK} vs SDK imports x{repeats}", file=sys.stderr)
     for args in commands.values():  # warm-up (bytecode and page cache), untimed
@@ -83,14 +92,17 @@ def run(repeats: int) -> dict[str, object]:
         "ours_median_s": medians["ours"],
         "baseline_median_s": medians["bare"],
         "used_modules_median_s": medians["used"],
-        "ratio": medians["ours"] / medians["bare"],
-        "ratio_to_used_modules": medians["ours"] / medians["used"],
+        "ratio_to_bare": medians["ours"] / medians["bare"],
+        "ratio": medians["ours"] / medians["used"],
         "target": TARGET,
-        "meets_target": medians["ours"] / medians["bare"] <= TARGET,
+        "meets_target": medians["ours"] / medians["used"] <= TARGET,
         "help_s": times["help"],
         "pass_s": times["pass"],
         "help_median_s": medians["help"],
         "pass_median_s": medians["pass"],
         "help_ratio": medians["help"] / medians["pass"],
         "help_target": HELP_TARGET,
+        "click_s": times["click"],
+        "click_median_s": medians["click"],
+        "click_ratio": medians["click"] / medians["pass"],
     }

@@ -24,46 +24,106 @@ or build the whole platform from a stack's config, as ``stacks/__main__.py`` doe
     platform = build_platform(load_stack_config())
 """
 
-from gitops_infra.components import (
-    CONTRACT_VERSION,
-    FLUX_CHART_VERSION,
-    FLUX_NAMESPACE,
-    FLUX_VERSION,
-    GITHUB_KNOWN_HOSTS,
-    CapacityType,
-    DeployKey,
-    DeployKeyArgs,
-    EksCluster,
-    EksClusterArgs,
-    EndpointAccess,
-    Environment,
-    EnvironmentConfig,
-    EnvironmentConfigArgs,
-    ExistingVpcArgs,
-    FleetRepository,
-    FleetRepositoryArgs,
-    FluxBootstrap,
-    FluxBootstrapArgs,
-    FluxComponent,
-    InstallOptions,
-    KeyAlgorithm,
-    LogType,
-    NatGateways,
-    NewVpcArgs,
-    NodeGroupArgs,
-    NotificationArgs,
-    RepositoryVisibility,
-    SourceSecretOptions,
-    SyncOptions,
-    TaintEffect,
-    contract_schema,
-    environment_data,
-    parse_environment,
-    read_environment,
-)
-from gitops_infra.config import StackConfig, StackSecrets, load_config, load_stack_config
-from gitops_infra.errors import ConfigError, EnvironmentContractError, GitOpsInfraError
-from gitops_infra.platform import Platform, build_platform
+from typing import TYPE_CHECKING
+
+from gitops_infra._lazy import exports
+
+if TYPE_CHECKING:
+    from gitops_infra.components import (
+        CONTRACT_VERSION,
+        FLUX_CHART_VERSION,
+        FLUX_NAMESPACE,
+        FLUX_VERSION,
+        GITHUB_KNOWN_HOSTS,
+        CapacityType,
+        DeployKey,
+        DeployKeyArgs,
+        EksCluster,
+        EksClusterArgs,
+        EndpointAccess,
+        Environment,
+        EnvironmentConfig,
+        EnvironmentConfigArgs,
+        ExistingVpcArgs,
+        FleetRepository,
+        FleetRepositoryArgs,
+        FluxBootstrap,
+        FluxBootstrapArgs,
+        FluxComponent,
+        InstallOptions,
+        KeyAlgorithm,
+        LogType,
+        NatGateways,
+        NewVpcArgs,
+        NodeGroupArgs,
+        NotificationArgs,
+        RepositoryVisibility,
+        SourceSecretOptions,
+        SyncOptions,
+        TaintEffect,
+        contract_schema,
+        environment_data,
+        parse_environment,
+        read_environment,
+    )
+    from gitops_infra.config import StackConfig, StackSecrets, load_config, load_stack_config
+    from gitops_infra.errors import ConfigError, EnvironmentContractError, GitOpsInfraError
+    from gitops_infra.platform import Platform, build_platform
+
+_EXPORTS = {
+    "gitops_infra.components": (
+        "CONTRACT_VERSION",
+        "FLUX_CHART_VERSION",
+        "FLUX_NAMESPACE",
+        "FLUX_VERSION",
+        "GITHUB_KNOWN_HOSTS",
+        "CapacityType",
+        "DeployKey",
+        "DeployKeyArgs",
+        "EksCluster",
+        "EksClusterArgs",
+        "EndpointAccess",
+        "Environment",
+        "EnvironmentConfig",
+        "EnvironmentConfigArgs",
+        "ExistingVpcArgs",
+        "FleetRepository",
+        "FleetRepositoryArgs",
+        "FluxBootstrap",
+        "FluxBootstrapArgs",
+        "FluxComponent",
+        "InstallOptions",
+        "KeyAlgorithm",
+        "LogType",
+        "NatGateways",
+        "NewVpcArgs",
+        "NodeGroupArgs",
+        "NotificationArgs",
+        "RepositoryVisibility",
+        "SourceSecretOptions",
+        "SyncOptions",
+        "TaintEffect",
+        "contract_schema",
+        "environment_data",
+        "parse_environment",
+        "read_environment",
+    ),
+    "gitops_infra.config": (
+        "StackConfig",
+        "StackSecrets",
+        "load_config",
+        "load_stack_config",
+    ),
+    "gitops_infra.errors": (
+        "ConfigError",
+        "EnvironmentContractError",
+        "GitOpsInfraError",
+    ),
+    "gitops_infra.platform": (
+        "Platform",
+        "build_platform",
+    ),
+}
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -111,3 +171,5 @@ __all__ = [
     "parse_environment",
     "read_environment",
 ]
+
+__getattr__, __dir__ = exports(__name__, _EXPORTS)

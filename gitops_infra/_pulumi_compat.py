@@ -8,14 +8,16 @@ test-floor``), so a break in either shows here first.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
-from pulumi.automation import LocalWorkspace
+from pulumi.automation import CommandResult, EngineEvent, LocalWorkspace, Stack
+from pulumi.automation import _stack as upstream_stack
 from pulumi.runtime import rpc
 from pulumi.runtime.settings import SETTINGS
 from pulumi.runtime.sync_await import _ensure_event_loop
 
-__all__ = ["SECRET_SIG", "SECRET_SIG_KEY", "drain_event_loop", "run_pulumi_cmd"]
+__all__ = ["SECRET_SIG", "SECRET_SIG_KEY", "drain_event_loop", "run_pulumi_cmd", "run_streamed"]
 
 SECRET_SIG_KEY: str = rpc._special_sig_key
 """The key that marks a special value (a secret, an asset) in the engine's property payloads.
@@ -59,3 +61,23 @@ def run_pulumi_cmd(workspace: LocalWorkspace, args: list[str]) -> Any:
     Breaks if ``LocalWorkspace._run_pulumi_cmd_sync`` is renamed or changes its signature.
     """
     return workspace._run_pulumi_cmd_sync(args)
+
+
+def run_streamed(stack: Stack, args: list[str], on_event: Callable[[EngineEvent], None]) -> CommandResult:
+    """Run ``pulumi <args> --stack <stack>`` with its engine events streamed to ``on_event``; nothing else.
+
+    ``Stack.up``, ``refresh`` and ``destroy`` follow their command with ``pulumi stack output`` and
+    ``pulumi stack history``, whose answers the events already carried; this is their command alone, set
+    up the way they set it up. The events are all delivered when it returns: the engine waits for the
+    event stream to be acknowledged before it exits. Breaks if ``Stack._setup_event_log`` (the gRPC or
+    log-file event stream, by engine version), ``Stack._run_pulumi_cmd_sync`` or
+    ``pulumi.automation._stack._cleanup`` are renamed or change their signatures.
+    """
+    log, watcher, stop, temp_dir, server = stack._setup_event_log(
+        args[0], on_event, stack.workspace.pulumi_version
+    )
+    try:
+        result: CommandResult = stack._run_pulumi_cmd_sync([*args, "--event-log", log])
+    finally:
+        upstream_stack._cleanup(temp_dir, watcher, stop, None, server)
+    return result

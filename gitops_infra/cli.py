@@ -15,31 +15,37 @@ line. With ``--json``, every exit writes exactly one JSON document on stdout: th
 
 If stdout is closed early (``gitops-infra up dev --yes | head -1``), output stops there but the operation
 runs to its end and releases the stack's lock; the command then exits 1 with a message on stderr.
+
+The CLI starts without the engine: ``--help`` and argument errors import click and nothing heavy. The
+library (``pulumi.automation``, the provider SDKs) and rich load when a command runs, as it needs them.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
 import signal
 import sys
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import click
-from pulumi import automation as auto
-from rich.console import Console
-from rich.tree import Tree
 
-from . import automation, contract
-from .automation.results import to_jsonable
+from . import automation
+from .automation.constants import DEFAULT_PARALLEL, PREVIOUS
 from .automation.stack_name import parse_stack_name
-from .automation.stack_target import EventCallback
 from .errors import CheckpointError, GitOpsInfraError, StackNameError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.tree import Tree
+
+    from . import contract
+    from ._console import CliConsole
+    from .automation.stack_target import EventCallback
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PENDING", "main"]
 
@@ -60,29 +66,22 @@ class CliError(click.ClickException):
         self.exit_code = exit_code  # type: ignore[misc]  # click reads it per instance as well
 
 
-def _silence(stream: Any) -> None:
-    """Point a closed stream's descriptor at /dev/null, so later writes (and the exit flush) are no-ops."""
+def _echo(text: str, *, err: bool = False, nl: bool = True) -> bool:
+    """``click.echo``, except that a closed stream is the end of output: False when it was closed."""
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
+        click.echo(text, err=err, nl=nl)
+    except BrokenPipeError:
+        from ._console import silence
+
+        silence(sys.stderr if err else sys.stdout)
+        return False
+    return True
 
 
-class _Console(Console):
-    """A ``Console`` that treats a closed output as the end of output, not as the end of the program.
+def _json(result: Any) -> str:
+    from .automation.results import to_jsonable
 
-    rich's default raises ``SystemExit`` on a broken pipe; raised inside an engine-event callback, that
-    stopped ``pulumi.automation``'s event reader and left the engine blocked, holding the stack's lock.
-    """
-
-    closed = False
-
-    def on_broken_pipe(self) -> None:
-        self.closed = True
-        self.quiet = True
-        _silence(self.file)
+    return json.dumps(to_jsonable(result), indent=2, sort_keys=True)
 
 
 @dataclass
@@ -92,14 +91,18 @@ class Invocation:
     stack: str
     cwd: Path | None
     json: bool
-    console: _Console
+    console: CliConsole
     stdout_closed: bool = False
     markdown: bool = False
     """Render the result as Markdown (``--format markdown``), for a pull request or a job summary."""
 
     def options(self, *, lock_wait: float = 0.0, progress: bool = False) -> automation.StackOptions:
         """Options for the library call; ``progress`` prints each finished step as it happens."""
-        on_event: EventCallback | None = None if self.json or not progress else _StepPrinter(self.console)
+        on_event: EventCallback | None = None
+        if progress and not self.json:
+            from ._console import StepPrinter
+
+            on_event = StepPrinter(self.console)
         return automation.StackOptions(work_dir=self.cwd, on_event=on_event, lock_wait=lock_wait)
 
     def activity(self, what: str) -> AbstractContextManager[Any]:
@@ -110,17 +113,9 @@ class Invocation:
 
     def emit(self, result: Any, human: Callable[[Console], None]) -> None:
         if self.markdown:
-            try:
-                click.echo(automation.to_markdown(result), nl=False)
-            except BrokenPipeError:
-                self.stdout_closed = True
-                _silence(sys.stdout)
+            self.stdout_closed = not _echo(automation.to_markdown(result), nl=False)
         elif self.json:
-            try:
-                click.echo(json.dumps(to_jsonable(result), indent=2, sort_keys=True))
-            except BrokenPipeError:
-                self.stdout_closed = True
-                _silence(sys.stdout)
+            self.stdout_closed = not _echo(_json(result))
         else:
             human(self.console)
 
@@ -137,30 +132,6 @@ class Invocation:
             raise CliError("UsageError", f"{question} Pass --yes to proceed without a terminal to ask on.")
         if ask and not click.confirm(question, default=False, err=True):
             raise click.Abort()
-
-
-class _StepPrinter:
-    """Prints one line per finished resource step, from the engine's event stream."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-
-    def __call__(self, event: auto.EngineEvent) -> None:
-        done = event.res_outputs_event
-        failed = event.res_op_failed_event
-        diag = event.diagnostic_event
-        if done is not None and done.metadata.op != auto.OpType.SAME and _shown(done.metadata.type):
-            meta = done.metadata
-            self.console.print(f"  {meta.op.value:<8} {meta.type}  {meta.urn.rsplit('::', 1)[-1]}")
-        elif failed is not None:
-            self.console.print(f"  failed   {failed.metadata.urn}", style="red")
-        elif diag is not None and diag.severity == "error":
-            self.console.print(f"  error: {diag.message.strip()}", style="red")
-
-
-def _shown(resource_type: str) -> bool:
-    # The stack and provider resources are bookkeeping; `pulumi up` does not list them either.
-    return resource_type != "pulumi:pulumi:Stack" and not resource_type.startswith("pulumi:providers:")
 
 
 @overload
@@ -197,7 +168,7 @@ def _fleet_command(fn: Callable[..., int]) -> Callable[..., None]:
     return click.option(
         "--parallel",
         type=click.IntRange(min=1),
-        default=automation.DEFAULT_PARALLEL,
+        default=DEFAULT_PARALLEL,
         show_default=True,
         help="With --all: how many stacks to check at once, each in its own engine process.",
     )(command)
@@ -216,7 +187,9 @@ def _command(fn: Callable[..., int], *, stack_required: bool = True) -> Callable
     @functools.wraps(fn)
     def wrapper(stack: str | None, cwd: Path | None, as_json: bool, **kwargs: Any) -> None:
         # Progress and prompts go to stdout on a terminal, and never into a --json document.
-        console = _Console(stderr=as_json, highlight=False, markup=False, soft_wrap=True)
+        from ._console import CliConsole
+
+        console = CliConsole(stderr=as_json, highlight=False, markup=False, soft_wrap=True)
         if not console.is_terminal:
             # A log has no width to fit: never crop a line (rich assumes 80 columns otherwise).
             console.width = _LOG_WIDTH
@@ -258,14 +231,8 @@ def _wants_json(args: list[str]) -> bool:
 def _report(kind: str, message: str, *, as_json: bool) -> None:
     """The one place a failure is written: ``kind: message`` on stderr, and the JSON document."""
     if as_json:
-        try:
-            click.echo(json.dumps({"error": {"type": kind, "message": message}}, indent=2, sort_keys=True))
-        except BrokenPipeError:
-            _silence(sys.stdout)
-    try:
-        click.echo(f"{kind}: {message}", err=True)
-    except BrokenPipeError:
-        _silence(sys.stderr)
+        _echo(json.dumps({"error": {"type": kind, "message": message}}, indent=2, sort_keys=True))
+    _echo(f"{kind}: {message}", err=True)
 
 
 class _Cli(click.Group):
@@ -552,7 +519,7 @@ def _print_status(out: Console, found: tuple[automation.StackStatus, ...]) -> No
 
 @main.command()
 @_command
-@click.argument("commit", default=automation.PREVIOUS)
+@click.argument("commit", default=PREVIOUS)
 @click.option("--yes", "-y", is_flag=True, help="Roll back without asking (and without a preview first).")
 @click.option("--preview-only", is_flag=True, help="Only show what the rollback would change.")
 @_message
@@ -714,6 +681,8 @@ def _print_plan(out: Console, result: automation.Plan) -> None:
     children: dict[str | None, list[automation.PlannedResource]] = {}
     for resource in sorted(result.resources, key=lambda r: (r.type, r.name)):
         children.setdefault(resource.parent, []).append(resource)
+    from rich.tree import Tree
+
     tree = Tree(f"pulumi:pulumi:Stack  {result.project}-{result.stack}")
 
     def add(branch: Tree, parent: str | None) -> None:
@@ -742,10 +711,9 @@ def contract_group() -> None:
 @contract_group.command()
 def schema() -> None:
     """Print the JSON Schema of the environment ConfigMap's data."""
-    try:
-        click.echo(json.dumps(contract.contract_schema(), indent=2))
-    except BrokenPipeError:
-        _silence(sys.stdout)
+    from .contract import contract_schema
+
+    _echo(json.dumps(contract_schema(), indent=2))
 
 
 @contract_group.command()
@@ -762,29 +730,28 @@ def check(file: Any, as_json: bool) -> None:
         text = file.read().decode("utf-8")
     except UnicodeDecodeError:
         raise CliError("ContractCheckError", f"{source}: not a text file (UTF-8 YAML or JSON)") from None
-    result = contract.check_contract(text, source=source)
-    try:
-        if as_json:
-            click.echo(json.dumps(to_jsonable(result), indent=2, sort_keys=True))
-        else:
-            _print_contract_check(result)
-    except BrokenPipeError:
-        _silence(sys.stdout)
+    from .contract import check_contract
+
+    result = check_contract(text, source=source)
+    if as_json:
+        _echo(_json(result))
+    else:
+        _print_contract_check(result)
     sys.exit(EXIT_OK if result.valid else EXIT_ERROR)
 
 
 def _print_contract_check(result: contract.ContractCheck) -> None:
-    for problem in result.problems:
-        click.echo(f"{result.source}: {problem}")
+    lines = [f"{result.source}: {problem}" for problem in result.problems]
     for checked in result.checked:
         if checked.environment is not None:
             env = checked.environment
-            click.echo(
+            lines.append(
                 f"{result.source}: {checked.where}: holds contract {result.contract_version} "
                 f"(environment {env.name}, baseDomain {env.base_domain})"
             )
-        for problem in checked.problems:
-            click.echo(f"{result.source}: {checked.where}: {problem}")
+        lines.extend(f"{result.source}: {checked.where}: {problem}" for problem in checked.problems)
+    if lines:
+        _echo("\n".join(lines))
 
 
 if __name__ == "__main__":

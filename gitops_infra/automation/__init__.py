@@ -13,41 +13,101 @@ Example::
         rollback_to_commit("dev", "previous", options=options)
 """
 
-from .destroy import destroy
-from .drift import detect_drift
-from .fleet import (
-    DEFAULT_PARALLEL,
-    FleetDrift,
-    StackDrift,
-    StackError,
-    StackLock,
-    StackStatus,
-    detect_drift_all,
-    project_stacks,
-    status,
-    status_all,
-)
-from .markdown import to_markdown
-from .operations import history, preview, refresh, require_promoted, up
-from .plan import COMPUTED, Plan, PlannedResource, offline_plan
-from .promote import promote
-from .recover import RecoverResult, recover
-from .results import (
-    SECRET,
-    Deployment,
-    DestroyResult,
-    DriftedResource,
-    DriftKind,
-    DriftReport,
-    PreviewResult,
-    PropertyDiff,
-    RefreshResult,
-    Step,
-    UpResult,
-)
-from .rollback import PREVIOUS, rollback_to_commit
-from .signals import Interruption, cancel_on_signals
-from .stack_target import StackOptions
+from typing import TYPE_CHECKING
+
+from gitops_infra._lazy import exports
+
+if TYPE_CHECKING:
+    from .constants import DEFAULT_PARALLEL, PREVIOUS
+    from .destroy import destroy
+    from .drift import detect_drift
+    from .fleet import (
+        FleetDrift,
+        StackDrift,
+        StackError,
+        StackLock,
+        StackStatus,
+        detect_drift_all,
+        project_stacks,
+        status,
+        status_all,
+    )
+    from .markdown import to_markdown
+    from .operations import history, preview, refresh, require_promoted, up
+    from .plan import COMPUTED, Plan, PlannedResource, offline_plan
+    from .promote import promote
+    from .recover import RecoverResult, recover
+    from .results import (
+        SECRET,
+        Deployment,
+        DestroyResult,
+        DriftedResource,
+        DriftKind,
+        DriftReport,
+        PreviewResult,
+        PropertyDiff,
+        RefreshResult,
+        Step,
+        UpResult,
+    )
+    from .rollback import rollback_to_commit
+    from .signals import Interruption, cancel_on_signals
+    from .stack_target import StackOptions
+
+_EXPORTS = {
+    "gitops_infra.automation.destroy": ("destroy",),
+    "gitops_infra.automation.drift": ("detect_drift",),
+    "gitops_infra.automation.constants": ("DEFAULT_PARALLEL", "PREVIOUS"),
+    "gitops_infra.automation.fleet": (
+        "FleetDrift",
+        "StackDrift",
+        "StackError",
+        "StackLock",
+        "StackStatus",
+        "detect_drift_all",
+        "project_stacks",
+        "status",
+        "status_all",
+    ),
+    "gitops_infra.automation.markdown": ("to_markdown",),
+    "gitops_infra.automation.operations": (
+        "history",
+        "preview",
+        "refresh",
+        "require_promoted",
+        "up",
+    ),
+    "gitops_infra.automation.plan": (
+        "COMPUTED",
+        "Plan",
+        "PlannedResource",
+        "offline_plan",
+    ),
+    "gitops_infra.automation.promote": ("promote",),
+    "gitops_infra.automation.recover": (
+        "RecoverResult",
+        "recover",
+    ),
+    "gitops_infra.automation.results": (
+        "SECRET",
+        "Deployment",
+        "DestroyResult",
+        "DriftedResource",
+        "DriftKind",
+        "DriftReport",
+        "PreviewResult",
+        "PropertyDiff",
+        "RefreshResult",
+        "Step",
+        "UpResult",
+    ),
+    "gitops_infra.automation.rollback": ("rollback_to_commit",),
+    "gitops_infra.automation.signals": (
+        "Interruption",
+        "cancel_on_signals",
+    ),
+    "gitops_infra.automation.stack_target": ("StackOptions",),
+}
 
 __all__ = [
     "COMPUTED",
@@ -92,3 +152,5 @@ __all__ = [
     "to_markdown",
     "up",
 ]
+
+__getattr__, __dir__ = exports(__name__, _EXPORTS)

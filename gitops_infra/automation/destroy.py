@@ -18,6 +18,7 @@ from .operations import preview_work, recorded
 from .results import DestroyResult, PreviewResult
 from .stack_files import find_settings, read_mapping
 from .stack_target import EventCallback, StackOptions, StackTarget, project_name
+from .streamed import message_flags, run_command
 
 __all__ = ["destroy", "prod_environment"]
 
@@ -106,7 +107,6 @@ def destroy(
         )
 
     def work(s: auto.Stack, events: engine.EngineEvents) -> DestroyResult:
-        result = s.destroy(message=message, on_event=events.callback(), show_secrets=False)
-        return recorded(DestroyResult, stack, s, result.summary)
+        return recorded(DestroyResult, target, s, run_command(s, events, "destroy", *message_flags(message)))
 
     return engine.run(target, "destroy", work)

@@ -11,7 +11,7 @@ from pulumi import automation as auto
 from . import engine
 from .results import SECRET, DriftedResource, DriftKind, DriftReport, PropertyDiff
 from .stack_target import StackOptions, StackTarget
-from .wire import is_secret_payload
+from .wire import is_secret_payload, masked
 
 __all__ = ["detect_drift"]
 
@@ -42,16 +42,6 @@ def _declared(resource_type: str, diff: PropertyDiff) -> bool:
         ):
             return False
     return True
-
-
-def _masked(value: Any) -> Any:
-    if is_secret_payload(value):
-        return SECRET
-    if isinstance(value, dict):
-        return {key: _masked(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_masked(item) for item in value]
-    return value
 
 
 def _join(path: str, key: str | int) -> str:
@@ -89,7 +79,7 @@ def _property_diffs(recorded: Any, actual: Any, path: str = "") -> Iterator[Prop
         for index, (old, new) in enumerate(zip(recorded, actual, strict=True)):
             yield from _property_diffs(old, new, _join(path, index))
     elif recorded != actual:
-        yield PropertyDiff(path=path, recorded=_masked(recorded), actual=_masked(actual))
+        yield PropertyDiff(path=path, recorded=masked(recorded), actual=masked(actual))
 
 
 def detect_drift(stack: str, *, options: StackOptions | None = None) -> DriftReport:

@@ -8,6 +8,7 @@ load checkpoint"). The layouts are the DIY backend's (``pkg/backend/diy``)::
     .pulumi/locks/<stack>/<lock id>.json                        legacy
     .pulumi/stacks/<project>/<stack>.json[.gz]                  the checkpoint (legacy: stacks/<stack>)
     .pulumi/history/<project>/<stack>/<stack>-<ns>.checkpoint.json[.gz]   a copy after each update
+    .pulumi/history/<project>/<stack>/<stack>-<ns>.history.json[.gz]      the update's history entry
 
 Other backends keep all of this server-side; ``FileBackendStack.of`` returns ``None`` for them.
 """
@@ -28,6 +29,8 @@ __all__ = ["FileBackendStack", "LockInfo"]
 DIY_ORG = "organization"
 """The only org a file backend knows."""
 _CHECKPOINT_SUFFIXES = (".json", ".json.gz")
+_HISTORY_SUFFIXES = (".history.json", ".history.json.gz")
+_HISTORY_ZSTD = ".history.json.zst"
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,30 @@ class FileBackendStack:
                 if stamp.isdigit() and path.name.endswith(_CHECKPOINT_SUFFIXES):
                     found.append((int(stamp), path))
         return [path for _, path in sorted(found, reverse=True)]
+
+    def newest_history_entry(self) -> tuple[int, dict[str, Any]] | None:
+        """How many entries the stack's history holds, and the newest one, as ``pulumi stack history``
+        reads them (``pkg/backend/diy/state.go``: the stack's ``*.history.json`` files, by name).
+
+        ``None`` when there is none, or the newest cannot be read here (zstd-compressed, or unreadable).
+        """
+        history = self.root / "history"
+        for directory in (history / self.project / self.name, history / self.name):
+            # As the engine: every entry in the stack's directory, ordered by name (<stack>-<nanoseconds>).
+            entries = sorted(
+                path.name
+                for path in directory.glob("*.history.json*")
+                if path.name.endswith((*_HISTORY_SUFFIXES, _HISTORY_ZSTD))
+            )
+            if entries:
+                if entries[-1].endswith(_HISTORY_ZSTD):
+                    return None  # no zstd in the standard library
+                try:
+                    newest = _read_json(directory / entries[-1])
+                except (OSError, ValueError, EOFError, gzip.BadGzipFile):
+                    return None
+                return (len(entries), newest) if isinstance(newest, dict) else None
+        return None
 
     def newest_intact_checkpoint(self) -> Path | None:
         """The newest history checkpoint that reads as a checkpoint."""

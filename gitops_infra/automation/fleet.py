@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..errors import GitOpsInfraError, WorkspaceError
+from .constants import DEFAULT_PARALLEL
 from .drift import detect_drift
 from .file_backend import LockInfo
 from .git import head_commit, repo_root
@@ -36,7 +37,6 @@ __all__ = [
     "status_all",
 ]
 
-DEFAULT_PARALLEL = 4
 _SETTINGS = re.compile(
     r"^Pulumi\.(?P<stack>.+)(?:" + "|".join(re.escape(e) for e in SETTINGS_EXTENSIONS) + ")$"
 )

@@ -7,6 +7,7 @@ own, runs the real engine through :mod:`gitops_infra.automation.engine`, and ret
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pulumi import automation as auto
@@ -25,6 +26,7 @@ from .results import (
     changes_of,
 )
 from .stack_target import EventCallback, StackOptions, StackTarget
+from .streamed import Streamed, message_flags, run_command
 
 __all__ = ["history", "preview", "refresh", "up"]
 
@@ -39,22 +41,23 @@ def mask_outputs(outputs: Mapping[str, auto.OutputValue]) -> dict[str, Any]:
     return {key: SECRET if out.secret else out.value for key, out in outputs.items()}
 
 
+def _deployment(summary: auto.UpdateSummary, version: int) -> Deployment:
+    return Deployment(
+        version=summary.version or version,
+        kind=summary.kind,
+        result=summary.result,
+        start_time=summary.start_time,
+        end_time=summary.end_time,
+        message=summary.message or "",
+        commit=(summary.environment or {}).get(GIT_HEAD),
+    )
+
+
 def _deployments(summaries: Sequence[auto.UpdateSummary]) -> tuple[Deployment, ...]:
     # Newest first, as the engine lists them. The file backend records no version numbers, so a
     # deployment's version is its position in the history when the engine gives none.
     count = len(summaries)
-    return tuple(
-        Deployment(
-            version=summary.version or count - index,
-            kind=summary.kind,
-            result=summary.result,
-            start_time=summary.start_time,
-            end_time=summary.end_time,
-            message=summary.message or "",
-            commit=(summary.environment or {}).get(GIT_HEAD),
-        )
-        for index, summary in enumerate(summaries)
-    )
+    return tuple(_deployment(summary, count - index) for index, summary in enumerate(summaries))
 
 
 def _all_history(stack: auto.Stack) -> list[auto.UpdateSummary]:
@@ -69,23 +72,46 @@ def _all_history(stack: auto.Stack) -> list[auto.UpdateSummary]:
         page += 1
 
 
-def latest_deployment(stack: auto.Stack) -> Deployment:
-    """The deployment the operation just recorded (the stack's newest).
+def _utc(seconds: Any) -> datetime | None:
+    """A file backend's Unix time as ``pulumi stack history --json`` shows it: UTC, without a zone."""
+    return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None) if isinstance(seconds, int) else None
 
-    The whole history is read: the file backend records no version numbers, so a version is a position
-    counted from the oldest entry.
+
+def _file_deployment(entry: Mapping[str, Any], count: int) -> Deployment:
+    """A file backend's newest history entry, the ``count``-th, as :func:`_deployment` makes it."""
+    return Deployment(
+        version=entry.get("version") or count,
+        kind=str(entry.get("kind", "")),
+        result=str(entry.get("result", "")),
+        start_time=_utc(entry.get("startTime")) or datetime.fromtimestamp(0, UTC).replace(tzinfo=None),
+        end_time=_utc(entry.get("endTime")),
+        message=str(entry.get("message") or ""),
+        commit=(entry.get("environment") or {}).get(GIT_HEAD),
+    )
+
+
+def latest_deployment(target: StackTarget, stack: auto.Stack) -> Deployment:
+    """The deployment an operation just recorded: the stack's newest.
+
+    A local file backend's is read from its history files, as ``pulumi stack history`` reads them; its
+    version is their count. Elsewhere the whole history is read through the engine: the DIY backends
+    record no version numbers, so a version is a position counted from the oldest entry.
     """
+    files = target.file_backend()
+    newest = files.newest_history_entry() if files is not None else None
+    if newest is not None:
+        count, entry = newest
+        return _file_deployment(entry, count)
     return _deployments(_all_history(stack))[0]
 
 
 Recorded = TypeVar("Recorded", bound=RecordedResult)
 
 
-def recorded(kind: type[Recorded], stack: str, s: auto.Stack, summary: auto.UpdateSummary) -> Recorded:
+def recorded(kind: type[Recorded], target: StackTarget, s: auto.Stack, streamed: Streamed) -> Recorded:
     """The result of an operation just recorded in ``s``'s history (a refresh, a destroy)."""
-    latest = latest_deployment(s)
-    changes = changes_of(summary.resource_changes or {})
-    return kind(stack=stack, changes=changes, version=latest.version, commit=latest.commit)
+    latest = latest_deployment(target, s)
+    return kind(stack=target.stack, changes=streamed.changes, version=latest.version, commit=latest.commit)
 
 
 def _step(metadata: auto.StepEventMetadata) -> Step:
@@ -177,20 +203,17 @@ def up_work(
 ) -> Callable[[auto.Stack, engine.EngineEvents], UpResult]:
     """The engine work of ``up``, shared with ``rollback_to_commit``."""
 
+    flags = [*message_flags(message), *(f for pack in policy_packs for f in ("--policy-pack", pack))]
+    if refresh:
+        flags.append("--refresh")
+
     def work(s: auto.Stack, events: engine.EngineEvents) -> UpResult:
-        result = s.up(
-            message=message,
-            on_event=events.callback(),
-            policy_packs=list(policy_packs) or None,
-            refresh=refresh or None,
-            # Never decrypt config secrets into the result.
-            show_secrets=False,
-        )
-        latest = latest_deployment(s)
+        streamed = run_command(s, events, "up", *flags)
+        latest = latest_deployment(target, s)
         return UpResult(
             stack=target.stack,
-            changes=changes_of(result.summary.resource_changes or {}),
-            outputs=mask_outputs(result.outputs),
+            changes=streamed.changes,
+            outputs=streamed.outputs if streamed.outputs is not None else mask_outputs(s.outputs()),
             version=latest.version,
             commit=latest.commit,
         )
@@ -211,8 +234,7 @@ def refresh(stack: str, *, options: StackOptions | None = None, message: str | N
     target = StackTarget.resolve(stack, options)
 
     def work(s: auto.Stack, events: engine.EngineEvents) -> RefreshResult:
-        result = s.refresh(message=message, on_event=events.callback(), show_secrets=False)
-        return recorded(RefreshResult, stack, s, result.summary)
+        return recorded(RefreshResult, target, s, run_command(s, events, "refresh", *message_flags(message)))
 
     return engine.run(target, "refresh", work)
 

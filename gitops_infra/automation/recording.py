@@ -25,11 +25,10 @@ from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.proto import provider_pb2, resource_pb2
 
-from .wire import UNKNOWN, is_secret_payload, secret_payload_value
+from .wire import STACK_TYPE, UNKNOWN, is_secret_payload, secret_payload_value
 
 __all__ = ["COMPUTED", "STACK_TYPE", "Graph", "RecordingMonitor", "Registered"]
 
-STACK_TYPE = "pulumi:pulumi:Stack"
 COMPUTED = "<computed>"
 """How a value that only the cloud can compute (unknown during a preview) is recorded."""
 

@@ -29,9 +29,9 @@ from ..errors import CheckpointError, StackLockedError
 from . import engine
 from .file_backend import FileBackendStack, checkpoint_problem
 from .processes import alive_here, leftover_plugins
-from .results import changes_of
 from .rollback import remove_stale_worktrees
 from .stack_target import StackOptions, StackTarget
+from .streamed import message_flags, run_command
 
 __all__ = ["RecoverResult", "recover"]
 
@@ -151,17 +151,18 @@ def recover(
     def work(s: auto.Stack, events: engine.EngineEvents) -> RecoverResult:
         pending = _pending(s)
         s.cancel()
-        result = s.refresh(
-            clear_pending_creates=True,
-            message="recover after an interrupted update",
-            on_event=events.callback(),
-            show_secrets=False,
+        refreshed = run_command(
+            s,
+            events,
+            "refresh",
+            "--clear-pending-creates",
+            *message_flags("recover after an interrupted update"),
         )
         return RecoverResult(
             stack=stack,
             stale_lock=stale_lock,
             pending=pending,
-            changes=changes_of(result.summary.resource_changes or {}),
+            changes=refreshed.changes,
             removed_worktrees=tuple(str(Path(tree)) for tree in removed),
             restored_checkpoint=restored[0] if restored else None,
             broken_checkpoint_kept_at=restored[1] if restored else None,

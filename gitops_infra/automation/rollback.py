@@ -22,6 +22,7 @@ from pulumi import automation as auto
 
 from ..errors import CommitNotFoundError, GitError
 from . import engine
+from .constants import PREVIOUS
 from .git import repo_root, resolve_commit, run_git
 from .operations import history, preview_work, up_work
 from .processes import alive_here
@@ -35,9 +36,6 @@ WORKTREE_PREFIX = "gitops-infra-rollback-"
 """The temp directory a rollback checks its commit out under: ``<tmp>/gitops-infra-rollback-*/tree``."""
 _OWNER_FILE = "owner.json"
 """Beside ``tree``: which process made the worktree, so ``recover`` can tell a stale one from a live one."""
-
-PREVIOUS = "previous"
-"""Rollback target meaning: the commit of the last successful update before the current one."""
 
 
 def _previous_commit(stack: str, options: StackOptions | None) -> str:

@@ -1,8 +1,8 @@
 """How the engine marks secret and unknown values in the property payloads it exchanges.
 
 The markers are pulumi's own (``pulumi.runtime.rpc``, some through :mod:`gitops_infra._pulumi_compat`);
-they are read here once, so that the recorder (mocked registrations) and drift detection (engine events)
-agree on what a secret looks like.
+they are read here once, so that the recorder (mocked registrations), drift detection and the streamed
+results (engine events) agree on what a secret looks like.
 """
 
 from __future__ import annotations
@@ -12,8 +12,12 @@ from typing import Any
 from pulumi.runtime import rpc
 
 from .._pulumi_compat import SECRET_SIG, SECRET_SIG_KEY
+from ..redaction import SECRET
 
-__all__ = ["UNKNOWN", "is_secret_payload", "secret_payload_value"]
+__all__ = ["STACK_TYPE", "UNKNOWN", "is_secret_payload", "masked", "secret_payload_value"]
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+"""The type of the resource every program's root is: the stack, which holds the stack outputs."""
 
 UNKNOWN: str = rpc.UNKNOWN
 """The value a property has while only the cloud can compute it (during a preview)."""
@@ -27,3 +31,14 @@ def is_secret_payload(value: Any) -> bool:
 def secret_payload_value(value: dict[str, Any]) -> Any:
     """The plaintext a secret payload carries (``None`` when the engine sent only masked ciphertext)."""
     return value.get("value")
+
+
+def masked(value: Any) -> Any:
+    """``value`` with every secret payload in it, at any depth, replaced by ``SECRET``."""
+    if is_secret_payload(value):
+        return SECRET
+    if isinstance(value, dict):
+        return {key: masked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [masked(item) for item in value]
+    return value

@@ -1,0 +1,64 @@
+"""How the CLI writes while a command runs: a console that survives a closed pipe, and step lines.
+
+Imported when a command runs, not when the CLI starts: rich and ``pulumi.automation`` are not needed to
+print ``--help`` or to refuse a bad argument.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pulumi import automation as auto
+from rich.console import Console
+
+__all__ = ["CliConsole", "StepPrinter", "silence"]
+
+
+def silence(stream: Any) -> None:
+    """Point a closed stream's descriptor at /dev/null, so later writes (and the exit flush) are no-ops."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+class CliConsole(Console):
+    """A ``Console`` that treats a closed output as the end of output, not as the end of the program.
+
+    rich's default raises ``SystemExit`` on a broken pipe; raised inside an engine-event callback, that
+    stopped ``pulumi.automation``'s event reader and left the engine blocked, holding the stack's lock.
+    """
+
+    closed = False
+
+    def on_broken_pipe(self) -> None:
+        self.closed = True
+        self.quiet = True
+        silence(self.file)
+
+
+class StepPrinter:
+    """Prints one line per finished resource step, from the engine's event stream."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def __call__(self, event: auto.EngineEvent) -> None:
+        done = event.res_outputs_event
+        failed = event.res_op_failed_event
+        diag = event.diagnostic_event
+        if done is not None and done.metadata.op != auto.OpType.SAME and _shown(done.metadata.type):
+            meta = done.metadata
+            self.console.print(f"  {meta.op.value:<8} {meta.type}  {meta.urn.rsplit('::', 1)[-1]}")
+        elif failed is not None:
+            self.console.print(f"  failed   {failed.metadata.urn}", style="red")
+        elif diag is not None and diag.severity == "error":
+            self.console.print(f"  error: {diag.message.strip()}", style="red")
+
+
+def _shown(resource_type: str) -> bool:
+    # The stack and provider resources are bookkeeping; `pulumi up` does not list them either.
+    return resource_type != "pulumi:pulumi:Stack" and not resource_type.startswith("pulumi:providers:")

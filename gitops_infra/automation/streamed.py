@@ -1,0 +1,68 @@
+"""``up``, ``refresh`` and ``destroy`` as one engine command each, their results read from its events.
+
+``pulumi.automation`` follows each of these commands with ``pulumi stack output`` and ``pulumi stack
+history --page-size 1``: two more CLI starts, about 0.2 s each here, for answers the engine has already
+streamed. The summary event holds the resource changes, and the stack resource's outputs event holds the
+stack outputs, each secret one masked as the engine's display masks it. So the command runs alone, and its
+result is read from its events; the version and commit it was recorded under come from
+:func:`~gitops_infra.automation.operations.latest_deployment`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pulumi import automation as auto
+
+from .._pulumi_compat import run_streamed
+from .engine import EngineEvents
+from .results import changes_of
+from .wire import STACK_TYPE, masked
+
+__all__ = ["Streamed", "run_command"]
+
+EXEC_KIND = "auto.local"
+"""How ``pulumi.automation`` tags the commands a local workspace runs (``exec.kind`` in the history)."""
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """What the engine streamed about one update, refresh or destroy."""
+
+    changes: dict[str, int]
+    """The resource changes, by operation (the summary event's)."""
+    outputs: dict[str, Any] | None
+    """The stack outputs after it, every secret value ``SECRET``; ``None`` when none were streamed (a
+    destroy removes the stack resource)."""
+
+
+def run_command(s: auto.Stack, events: EngineEvents, command: str, *flags: str) -> Streamed:
+    """Run ``pulumi <command> --yes --skip-preview <flags>`` on ``s``; return what its events said.
+
+    An engine whose summary came too late (one that streams through a log file, before 3.206) is asked
+    for its newest history entry instead.
+    """
+    changes: dict[str, int] | None = None
+    outputs: dict[str, Any] | None = None
+
+    def collect(event: auto.EngineEvent) -> None:
+        nonlocal changes, outputs
+        if event.summary_event is not None:
+            changes = changes_of(event.summary_event.resource_changes or {})
+        done = event.res_outputs_event
+        if done is not None and done.metadata.type == STACK_TYPE and done.metadata.new is not None:
+            outputs = masked(done.metadata.new.outputs or {})
+
+    run_streamed(
+        s, [command, "--yes", "--skip-preview", "--exec-kind", EXEC_KIND, *flags], events.callback(collect)
+    )
+    if changes is None:
+        newest = s.history(page_size=1, show_secrets=False)
+        changes = changes_of((newest[0].resource_changes or {}) if newest else {})
+    return Streamed(changes=changes, outputs=outputs)
+
+
+def message_flags(message: str | None) -> list[str]:
+    """``--message <message>``, when there is one."""
+    return ["--message", message] if message else []

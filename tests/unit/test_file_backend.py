@@ -1,0 +1,55 @@
+"""Reading a file backend's history entries directly, as ``pulumi stack history`` reads them."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from gitops_infra.automation.file_backend import FileBackendStack
+
+
+def _stack(root: Path) -> FileBackendStack:
+    found = FileBackendStack.of(root.as_uri(), org=None, project="fixture", name="dev")
+    assert found is not None
+    return found
+
+
+def _entry(directory: Path, stamp: int, suffix: str = ".history.json", **fields: object) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    data = json.dumps({"kind": "update", "result": "succeeded", **fields}).encode()
+    path = directory / f"dev-{stamp}{suffix}"
+    path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+    # The backend keeps a checkpoint copy and attributes beside each entry; neither is an entry.
+    (directory / f"dev-{stamp}.checkpoint.json").write_text("{}")
+    (directory / f"dev-{stamp}{suffix}.attrs").write_text("{}")
+
+
+@pytest.mark.parametrize("layout", [("fixture", "dev"), ("dev",)])
+def test_the_newest_entry_and_the_count_in_either_layout(tmp_path: Path, layout: tuple[str, ...]) -> None:
+    history = tmp_path.joinpath(".pulumi", "history", *layout)
+    _entry(history, 1796054765969478718, message="first")
+    _entry(history, 1796054768194395663, ".history.json.gz", message="second")
+    _entry(history, 1796054767000000000, message="middle")
+
+    assert _stack(tmp_path).newest_history_entry() == (
+        3,
+        {"kind": "update", "result": "succeeded", "message": "second"},
+    )
+
+
+def test_no_history_or_an_unreadable_newest_entry_is_none(tmp_path: Path) -> None:
+    stack = _stack(tmp_path)
+    assert stack.newest_history_entry() is None
+
+    history = tmp_path / ".pulumi" / "history" / "fixture" / "dev"
+    _entry(history, 1, message="readable")
+    _entry(history, 2, ".history.json.zst")  # no zstd here: the engine is asked instead
+    assert stack.newest_history_entry() is None
+
+    (history / "dev-2.history.json.zst").unlink()
+    _entry(history, 3)
+    (history / "dev-3.history.json").write_text('{"kind": "upd')  # cut short
+    assert stack.newest_history_entry() is None

@@ -1,0 +1,89 @@
+"""The CLI starts without the engine, and ``import gitops_infra`` loads nothing until a name is used.
+
+Each case runs in a fresh interpreter, so that what it imports is all that ``sys.modules`` holds.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+
+import pytest
+
+import gitops_infra
+import gitops_infra.automation
+
+# What --help and argument errors must not pay for: the engine wrapper and SDKs, rich, pydantic, YAML.
+HEAVY = ("pulumi", "pulumi_aws", "pulumi_kubernetes", "rich", "pydantic", "yaml", "psutil", "grpc")
+HEAVY_OURS = ("gitops_infra.components", "gitops_infra.config", "gitops_infra.automation.engine")
+
+_RUN_CLI = """
+import json, sys
+from gitops_infra.cli import main
+sys.argv = ["gitops-infra", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+"""
+
+
+def _modules_after(code: str, *args: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stderr.splitlines() if line.startswith("MODULES "))
+    return set(json.loads(line.removeprefix("MODULES ")))
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY_OURS))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        [],
+        ["up", "--help"],
+        ["up"],  # missing STACK
+        ["up", ""],  # an empty stack name
+        ["drift", "--all", "--parallel", "0"],
+        ["rollback", "--help"],
+        ["contract", "--help"],
+        ["no-such-command", "--json"],
+    ],
+)
+def test_help_and_argument_errors_import_nothing_heavy(args: list[str]) -> None:
+    modules = _modules_after(_RUN_CLI, json.dumps(args))
+    assert "gitops_infra.cli" in modules
+    assert _heavy(modules) == []
+
+
+def test_a_command_that_runs_does_import_what_it_needs() -> None:
+    # The same probe sees heavy imports when there are some, so the test above can fail.
+    modules = _modules_after(_RUN_CLI, json.dumps(["contract", "schema"]))
+    assert "pydantic" in modules and "gitops_infra.components.environment" in modules
+
+
+def test_importing_the_packages_loads_no_sdk_until_a_name_is_used() -> None:
+    code = (
+        "import sys, json, gitops_infra, gitops_infra.automation\n"
+        "before = sorted(sys.modules)\n"
+        "gitops_infra.DeployKey\n"
+        "sys.stderr.write('MODULES ' + json.dumps(before) + '\\n')\n"
+        "assert 'pulumi_tls' in sys.modules\n"
+    )
+    assert _heavy(_modules_after(code)) == []
+
+
+@pytest.mark.parametrize("package", [gitops_infra, gitops_infra.automation])
+def test_every_lazy_name_is_in_all_and_resolves(package: types.ModuleType) -> None:
+    listed = package.__all__
+    assert sorted(dir(package)) == sorted(listed)
+    for name in listed:
+        assert getattr(package, name) is not None, name
+    with pytest.raises(AttributeError, match="no_such_name"):
+        package.no_such_name  # noqa: B018
