@@ -27,6 +27,7 @@ or build the whole platform from a stack's config, as ``stacks/__main__.py`` doe
 from typing import TYPE_CHECKING
 
 from gitops_infra._lazy import exports
+from gitops_infra._metadata import package_version
 
 if TYPE_CHECKING:
     from gitops_infra.components import (
@@ -172,4 +173,7 @@ __all__ = [
     "read_environment",
 ]
 
-__getattr__, __dir__ = exports(__name__, _EXPORTS)
+__version__: str
+"""The installed distribution's version (from its metadata, read on first use)."""
+
+__getattr__, __dir__ = exports(__name__, _EXPORTS, computed={"__version__": package_version})

@@ -17,20 +17,27 @@ __all__ = ["exports"]
 
 
 def exports(
-    package: str, modules: Mapping[str, Sequence[str]]
+    package: str,
+    modules: Mapping[str, Sequence[str]],
+    computed: Mapping[str, Callable[[], Any]] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The ``__getattr__`` and ``__dir__`` of ``package``, which re-exports ``modules[m]`` from each ``m``."""
+    """The ``__getattr__`` and ``__dir__`` of ``package``, which re-exports ``modules[m]`` from each ``m``,
+    and whose ``computed`` attributes (``__version__``) are each made by a call, once."""
     where = {name: module for module, names in modules.items() for name in names}
+    made = dict(computed or {})
 
     def __getattr__(name: str) -> Any:
         module = where.get(name)
-        if module is None:
+        if name in made:
+            value = made[name]()
+        elif module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        else:
+            value = getattr(importlib.import_module(module), name)
         setattr(sys.modules[package], name, value)  # found once: later lookups are plain attributes
         return value
 
     def __dir__() -> list[str]:
-        return sorted(where)
+        return sorted([*where, *made])
 
     return __getattr__, __dir__

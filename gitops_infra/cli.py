@@ -38,6 +38,7 @@ from . import automation
 from .automation.constants import DEFAULT_PARALLEL, PREVIOUS
 from .automation.stack_name import parse_stack_name
 from .errors import CheckpointError, GitOpsInfraError, StackNameError
+from .policy import POLICY_PACK
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -273,12 +274,23 @@ def main() -> None:
     """Preview, apply, check for drift and roll back GitOps platform stacks."""
 
 
+def _checked_policy_packs(
+    _ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Each ``--policy-pack``: ``gitops-infra`` (the bundled pack), or a directory that exists."""
+    for pack in value:
+        if pack != POLICY_PACK and not (pack and Path(pack).is_dir()):  # Path('') would be '.'
+            raise click.BadParameter(f"{pack!r} is not a directory, nor {POLICY_PACK!r} (the bundled pack)")
+    return value
+
+
 _policy_packs = click.option(
     "--policy-pack",
     "policy_packs",
     multiple=True,
-    type=click.Path(exists=True, file_okay=False),
-    help="A CrossGuard policy pack directory to enforce (repeatable).",
+    metavar="DIR|gitops-infra",
+    callback=_checked_policy_packs,
+    help="A CrossGuard policy pack directory to enforce, or gitops-infra for the bundled one (repeatable).",
 )
 _create = click.option("--create", is_flag=True, help="Create the stack if it does not exist.")
 _lock_wait = click.option(
@@ -698,6 +710,29 @@ def _print_plan(out: Console, result: automation.Plan) -> None:
     out.print("Outputs:")
     for key, value in result.outputs.items():
         out.print(f"  {key}: {json.dumps(value)}")
+
+
+# -- the policy pack -----------------------------------------------------------------------------------
+
+
+@main.group(name="policy")
+def policy_group() -> None:
+    """The bundled CrossGuard policy pack (--policy-pack gitops-infra)."""
+
+
+@policy_group.command(name="path")
+def policy_path() -> None:
+    """Print a directory holding the bundled pack, set to run on this gitops-infra's Python.
+
+    For the raw CLI: pulumi preview --policy-pack "$(gitops-infra policy path)".
+    """
+    from .policy import pack_dir
+
+    try:
+        found = pack_dir()
+    except GitOpsInfraError as exc:
+        raise CliError(type(exc).__name__, str(exc)) from exc
+    _echo(str(found))
 
 
 # -- the environment contract --------------------------------------------------------------------------

@@ -12,7 +12,9 @@
 #      build caches are left in place, so a rebuild after a pin change only compiles what changed;
 #   3. the local cluster's toolchain (tools/cluster/build.sh): etcd, kube-apiserver,
 #      kube-controller-manager, Flux's source- and kustomize-controller, pulumi-resource-kubernetes,
-#      and Debian's openssh-server for the fleet repository the cluster tests serve (built the same way).
+#      and Debian's openssh-server for the fleet repository the cluster tests serve (built the same way);
+#   4. actionlint, the workflow linter `make lint` runs on examples/ci, built from the Go module proxy
+#      into .tools/actionlint/bin (skipped while the pinned version is the one built).
 #
 # Prints one line per step saying what it did.
 set -euo pipefail
@@ -129,3 +131,14 @@ setup_engine
 # --- 3. The local cluster's toolchain, and sshd for its fleet repository ------------------------------
 # The real-Kubernetes tests (tests/cluster) and `make demo` need them: see tools/cluster/build.sh.
 bash tools/cluster/build.sh
+
+# --- 4. actionlint, for the example CI workflow (make lint) -------------------------------------------
+actionlint_version=v1.7.12
+actionlint_bin=.tools/actionlint/bin
+if [ -x "$actionlint_bin/actionlint" ] && [ "$("$actionlint_bin/actionlint" -version | head -n1)" = "$actionlint_version" ]; then
+  say "actionlint: reusing $actionlint_version in $actionlint_bin"
+else
+  command -v go >/dev/null || die "no Go toolchain to build actionlint $actionlint_version; install Go 1.26+"
+  GOBIN="$root/$actionlint_bin" go install "github.com/rhysd/actionlint/cmd/actionlint@$actionlint_version"
+  say "actionlint: built $actionlint_version into $actionlint_bin"
+fi

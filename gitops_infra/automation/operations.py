@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from pulumi import automation as auto
 
 from ..errors import PromotionError
+from ..policy import resolve_policy_packs
 from . import engine
 from .git import head_commit, repo_root, tracked_changes
 from .results import (
@@ -128,8 +129,9 @@ def preview(
 ) -> PreviewResult:
     """Show what ``up`` would change, without changing anything.
 
-    ``refresh`` reads the real state of every resource first; ``policy_packs`` are paths to CrossGuard
-    policy packs to enforce; ``create`` creates the stack if it does not exist yet.
+    ``refresh`` reads the real state of every resource first; ``policy_packs`` are CrossGuard policy pack
+    directories to enforce, or ``gitops_infra.policy.POLICY_PACK`` for the bundled one; ``create`` creates
+    the stack if it does not exist yet.
 
     Example::
 
@@ -141,7 +143,8 @@ def preview(
     target = StackTarget.resolve(stack, options)
 
     def run_preview(s: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
-        return s.preview(on_event=on_event, refresh=refresh or None, policy_packs=list(policy_packs) or None)
+        packs = resolve_policy_packs(policy_packs)
+        return s.preview(on_event=on_event, refresh=refresh or None, policy_packs=packs or None)
 
     return engine.run(target, "preview", preview_work(stack, run_preview), create=create)
 
@@ -203,7 +206,8 @@ def up_work(
 ) -> Callable[[auto.Stack, engine.EngineEvents], UpResult]:
     """The engine work of ``up``, shared with ``rollback_to_commit``."""
 
-    flags = [*message_flags(message), *(f for pack in policy_packs for f in ("--policy-pack", pack))]
+    packs = resolve_policy_packs(policy_packs)
+    flags = [*message_flags(message), *(flag for pack in packs for flag in ("--policy-pack", pack))]
     if refresh:
         flags.append("--refresh")
 

@@ -4,6 +4,9 @@
 ``forbidden``, so an engine test can trip a MANDATORY violation on purpose, with no cloud resources.
 """
 
+import io
+import sys
+
 from pulumi_policy import (
     EnforcementLevel,
     PolicyPack,
@@ -11,6 +14,9 @@ from pulumi_policy import (
     ResourceValidationArgs,
     ResourceValidationPolicy,
 )
+
+# As in gitops_infra/policy/__main__.py: the port pulumi-policy writes must not wait in a pipe's buffer.
+sys.stdout = io.TextIOWrapper(io.FileIO(sys.stdout.fileno(), "w", closefd=False), write_through=True)
 
 PACK_NAME = "engine-test-policies"
 POLICY_NAME = "no-forbidden-content"

@@ -1,0 +1,83 @@
+"""The bundled policy pack, made ready for the interpreter that runs gitops-infra (``pack_dir``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from gitops_infra.cli import main
+from gitops_infra.errors import WorkspaceError
+from gitops_infra.policy import POLICY_PACK, pack_dir, resolve_policy_packs
+
+PACKAGE_POLICY = Path(__file__).resolve().parents[2] / "gitops_infra" / "policy"
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_the_pack_runs_on_this_interpreters_environment_and_is_made_once(cache: Path) -> None:
+    made = pack_dir()
+    assert made.parent == cache / "gitops-infra" / "policy"
+    settings = yaml.safe_load((made / "PulumiPolicy.yaml").read_text())
+    assert settings["runtime"] == {"name": "python", "options": {"virtualenv": sys.prefix}}
+    shipped = yaml.safe_load((PACKAGE_POLICY / "PulumiPolicy.yaml").read_text())
+    assert {k: v for k, v in settings.items() if k != "runtime"} == {
+        k: v for k, v in shipped.items() if k != "runtime"
+    }
+    assert (made / "__main__.py").read_bytes() == (PACKAGE_POLICY / "__main__.py").read_bytes()
+
+    stamp = (made / "PulumiPolicy.yaml").stat().st_mtime_ns
+    assert pack_dir() == made
+    assert (made / "PulumiPolicy.yaml").stat().st_mtime_ns == stamp, "reused, not written again"
+    assert [p.name for p in made.parent.iterdir()] == [made.name], "no staging directory left behind"
+
+
+def test_another_environment_gets_its_own_copy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    first = pack_dir()
+    odd = tmp_path / 'an env with "quotes" and spaces'
+    monkeypatch.setattr(sys, "prefix", str(odd))
+    second = pack_dir()
+    assert second != first
+    assert yaml.safe_load((second / "PulumiPolicy.yaml").read_text())["runtime"]["options"] == {
+        "virtualenv": str(odd)
+    }
+
+
+def test_an_unwritable_cache_is_a_clear_error(cache: Path) -> None:
+    cache.write_text("a file where the cache directory should be\n")  # fails for root too
+    with pytest.raises(WorkspaceError, match=r"could not write the gitops-infra policy pack.*XDG_CACHE_HOME"):
+        pack_dir()
+    assert cache.read_text() == "a file where the cache directory should be\n"
+
+
+def test_the_name_stands_for_the_bundled_pack_and_paths_pass_through() -> None:
+    assert resolve_policy_packs(["policies/mine", POLICY_PACK]) == ["policies/mine", str(pack_dir())]
+    assert resolve_policy_packs([]) == []
+
+
+def test_the_cli_prints_the_directory(cache: Path) -> None:
+    result = CliRunner().invoke(main, ["policy", "path"])
+    assert result.exit_code == 0, result.output
+    assert Path(result.output.strip()) == pack_dir()
+
+
+@pytest.mark.parametrize(
+    ("pack", "ok"), [(POLICY_PACK, True), (str(PACKAGE_POLICY), True), ("no/such/dir", False), ("", False)]
+)
+def test_the_cli_takes_the_name_or_a_directory(pack: str, ok: bool) -> None:
+    args = ["preview", "dev", "--policy-pack", pack]
+    context = main.make_context("gitops-infra", list(args))
+    name, command, rest = main.resolve_command(context, args)
+    assert command is not None
+    if ok:
+        command.make_context(str(name), rest, parent=context)
+    else:
+        with pytest.raises(Exception, match="not a directory, nor 'gitops-infra'"):
+            command.make_context(str(name), rest, parent=context)
