@@ -36,24 +36,14 @@ PASSPHRASE = "install-test-passphrase"
 TIMEOUT = 600
 """Seconds any one command may take (the dependencies' first download included)."""
 
-# A user's own program, as the README's "Using the components in your own program" has it.
-USER_PROGRAM = """\
-import pulumi
-import pulumi_kubernetes as k8s
-from gitops_infra import DeployKey, DeployKeyArgs, FluxBootstrap, FluxBootstrapArgs
-from gitops_infra import SourceSecretOptions, SyncOptions
+README = REPO_ROOT / "README.md"
 
-provider = k8s.Provider("existing", kubeconfig=pulumi.Config().require_secret("kubeconfig"))
-key = DeployKey("fleet", DeployKeyArgs(repository="fleet"))
-FluxBootstrap(
-    "flux",
-    FluxBootstrapArgs(
-        source=SourceSecretOptions(private_key=key.private_key, public_key=key.public_key),
-        sync=SyncOptions(url="ssh://git@github.com/acme/fleet", path="clusters/staging"),
-    ),
-    opts=pulumi.ResourceOptions(providers=[provider]),
-)
-"""
+
+def _readme_example() -> str:
+    """The README's "Using the components in your own program": the user's program is that very code."""
+    section = README.read_text().split("### Using the components in your own program", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
 
 # A program the real engine can run offline: files managed by a dynamic provider, and one component
 # whose type and inputs are a Pod's, for the bundled pack's no-latest-image-tag policy to judge.
@@ -221,7 +211,7 @@ def _user_project(root: Path, program: str, name: str, config: dict[str, object]
 def test_the_offline_plan_of_a_users_own_program(installed: Installed, tmp_path: Path) -> None:
     project = _user_project(
         tmp_path / "platform",
-        USER_PROGRAM,
+        _readme_example(),
         "platform",
         {"platform:kubeconfig": {"secure": "v1:bm90LWEtcmVhbC1jaXBoZXJ0ZXh0"}, "github:owner": "acme"},
     )
