@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FileBackendStack", "LockInfo"]
+__all__ = ["FileBackendStack", "LockInfo", "StackLock"]
 
 DIY_ORG = "organization"
 """The only org a file backend knows."""
@@ -34,16 +34,22 @@ _HISTORY_ZSTD = ".history.json.zst"
 
 
 @dataclass(frozen=True)
-class LockInfo:
-    """Who holds a stack's lock, as the lock file says."""
+class StackLock:
+    """Who holds a stack's lock: the update's user, machine and process (file backends say)."""
 
     user: str
     host: str
     pid: int
-    path: Path
 
     def __str__(self) -> str:
         return f"{self.user}@{self.host} pid {self.pid}"
+
+
+@dataclass(frozen=True)
+class LockInfo(StackLock):
+    """A lock as the lock file says, and where that file is."""
+
+    path: Path
 
 
 def _read_json(path: Path) -> Any:

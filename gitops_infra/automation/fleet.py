@@ -17,9 +17,9 @@ from typing import TypeVar
 from ..errors import GitOpsInfraError, WorkspaceError
 from .constants import DEFAULT_PARALLEL
 from .drift import detect_drift
-from .file_backend import LockInfo
+from .file_backend import LockInfo, StackLock
 from .git import head_commit, repo_root
-from .operations import history
+from .operations import deployments
 from .results import Deployment, DriftReport
 from .stack_files import SETTINGS_EXTENSIONS
 from .stack_target import StackOptions, StackTarget, find_project
@@ -79,18 +79,6 @@ class FleetDrift:
     def has_errors(self) -> bool:
         """True when any stack could not be checked."""
         return any(s.error is not None for s in self.stacks)
-
-
-@dataclass(frozen=True)
-class StackLock:
-    """Who holds a stack's lock: the update's user, machine and process (file backends say)."""
-
-    user: str
-    host: str
-    pid: int
-
-    def __str__(self) -> str:
-        return f"{self.user}@{self.host} pid {self.pid}"
 
 
 @dataclass(frozen=True)
@@ -181,8 +169,8 @@ def status(stack: str, *, options: StackOptions | None = None) -> StackStatus:
     """
     target = StackTarget.resolve(stack, options)
     locked, lock = _lock(target)
-    deployments = history(stack, options=options)
-    last = deployments[0] if deployments else None
+    found = deployments(target)
+    last = found[0] if found else None
     at_head: bool | None = None
     if last is not None and last.commit:
         try:

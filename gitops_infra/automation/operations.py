@@ -192,7 +192,7 @@ def up(
     """
     target = StackTarget.resolve(stack, options)
     if require_promoted_from is not None:
-        require_promoted(stack, require_promoted_from, options=options)
+        _require_promoted(target, require_promoted_from, options)
     work = up_work(target, message=message, policy_packs=policy_packs, refresh=refresh)
     return engine.run(target, "up", work, create=create)
 
@@ -251,7 +251,11 @@ def history(stack: str, *, options: StackOptions | None = None) -> tuple[Deploym
         for d in history("prod"):
             print(d.version, d.kind, d.result, d.commit, d.message)
     """
-    target = StackTarget.resolve(stack, options)
+    return deployments(StackTarget.resolve(stack, options))
+
+
+def deployments(target: StackTarget) -> tuple[Deployment, ...]:
+    """:func:`history` of a target already resolved (``status``, ``promote`` and rollback have one)."""
     return engine.run(target, "history", lambda s, _events: _deployments(_all_history(s)))
 
 
@@ -261,7 +265,11 @@ def require_promoted(stack: str, source: str, *, options: StackOptions | None = 
     ``PromotionError``, naming the commit and the stack, otherwise; and for a work tree whose tracked
     files have uncommitted changes, since what would run is then not the commit ``source`` proved.
     """
-    target = StackTarget.resolve(stack, options)
+    return _require_promoted(StackTarget.resolve(stack, options), source, options)
+
+
+def _require_promoted(target: StackTarget, source: str, options: StackOptions | None) -> str:
+    stack = target.stack
     repo = repo_root(target.project)
     head = head_commit(repo)
     if tracked_changes(repo):

@@ -12,7 +12,7 @@ from ..errors import PromotionError
 from . import engine
 from .drift import detect_drift
 from .git import repo_root
-from .operations import history, up_work
+from .operations import deployments, up_work
 from .results import Deployment, UpResult
 from .rollback import checked_out
 from .stack_target import StackOptions, StackTarget
@@ -22,10 +22,15 @@ __all__ = ["promote", "promoted_commit"]
 
 def promoted_commit(source: str, *, options: StackOptions | None = None) -> Deployment:
     """``source``'s newest deployment, if it is a successful update with a commit; else ``PromotionError``."""
-    deployments = history(source, options=options)
-    if not deployments:
+    return _promoted(StackTarget.resolve(source, options))
+
+
+def _promoted(target: StackTarget) -> Deployment:
+    source = target.stack
+    found = deployments(target)
+    if not found:
         raise PromotionError(f"stack {source!r} has no deployment to promote", stack=source, commit=None)
-    newest = deployments[0]
+    newest = found[0]
     if newest.kind != "update" or newest.result != "succeeded":
         raise PromotionError(
             f"the newest deployment of stack {source!r} is version {newest.version} ({newest.kind}, "
@@ -63,8 +68,8 @@ def promote(
         result = promote("dev", "prod", require_no_drift=True)
         print(result.commit, result.changes)
     """
-    resolved = StackTarget.resolve(target, options)
-    source_name, target_name = StackTarget.resolve(source, options).stack_name, resolved.stack_name
+    resolved, from_target = StackTarget.resolve(target, options), StackTarget.resolve(source, options)
+    source_name, target_name = from_target.stack_name, resolved.stack_name
     # `dev` and `acme/dev` are one stack of one project, unless two different organisations are named.
     if source_name.name == target_name.name and len({source_name.org, target_name.org} - {None}) <= 1:
         raise PromotionError(
@@ -73,8 +78,8 @@ def promote(
             stack=source,
             commit=None,
         )
-    deployment = promoted_commit(source, options=options)
-    assert deployment.commit is not None  # promoted_commit guarantees it
+    deployment = _promoted(from_target)
+    assert deployment.commit is not None  # _promoted guarantees it
     if require_no_drift and detect_drift(source, options=options).has_drift:
         raise PromotionError(
             f"stack {source!r} has drifted from its last update; refresh or fix it before promoting "

@@ -24,7 +24,7 @@ from ..errors import CommitNotFoundError, GitError
 from . import engine
 from .constants import PREVIOUS
 from .git import repo_root, resolve_commit, run_git
-from .operations import history, preview_work, up_work
+from .operations import deployments, preview_work, up_work
 from .processes import alive_here
 from .results import PreviewResult, UpResult
 from .stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings, read_mapping
@@ -38,15 +38,15 @@ _OWNER_FILE = "owner.json"
 """Beside ``tree``: which process made the worktree, so ``recover`` can tell a stale one from a live one."""
 
 
-def _previous_commit(stack: str, options: StackOptions | None) -> str:
-    updates = [d for d in history(stack, options=options) if d.kind == "update" and d.result == "succeeded"]
+def _previous_commit(target: StackTarget) -> str:
+    updates = [d for d in deployments(target) if d.kind == "update" and d.result == "succeeded"]
     if updates and updates[0].commit:
         current = updates[0].commit
         for deployment in updates[1:]:
             if deployment.commit and deployment.commit != current:
                 return deployment.commit
     raise CommitNotFoundError(
-        f"stack {stack!r} has no earlier successful update from a different commit to roll back to",
+        f"stack {target.stack!r} has no earlier successful update from a different commit to roll back to",
         commit=PREVIOUS,
     )
 
@@ -177,7 +177,7 @@ def rollback_to_commit(
     """
     target = StackTarget.resolve(stack, options)
     repo = repo_root(target.project)
-    sha = resolve_commit(repo, _previous_commit(stack, options) if commit == PREVIOUS else commit)
+    sha = resolve_commit(repo, _previous_commit(target) if commit == PREVIOUS else commit)
     with checked_out(target, repo, sha, commit) as at_commit:
         if preview_only:
             return engine.run(at_commit, "rollback", preview_work(stack, _preview))
