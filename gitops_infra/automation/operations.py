@@ -141,9 +141,9 @@ def preview(
                 print(step.op, step.urn, step.keys)
     """
     target = StackTarget.resolve(stack, options)
+    packs = resolve_policy_packs(policy_packs)  # once, before the engine: not again on each lock retry
 
     def run_preview(s: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
-        packs = resolve_policy_packs(policy_packs)
         return s.preview(on_event=on_event, refresh=refresh or None, policy_packs=packs or None)
 
     return engine.run(target, "preview", preview_work(stack, run_preview), create=create)
