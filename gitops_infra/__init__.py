@@ -31,7 +31,6 @@ from gitops_infra._metadata import package_version
 
 if TYPE_CHECKING:
     from gitops_infra.components import (
-        CONTRACT_VERSION,
         FLUX_CHART_VERSION,
         FLUX_NAMESPACE,
         FLUX_VERSION,
@@ -42,7 +41,6 @@ if TYPE_CHECKING:
         EksCluster,
         EksClusterArgs,
         EndpointAccess,
-        Environment,
         EnvironmentConfig,
         EnvironmentConfigArgs,
         ExistingVpcArgs,
@@ -62,18 +60,21 @@ if TYPE_CHECKING:
         SourceSecretOptions,
         SyncOptions,
         TaintEffect,
-        contract_schema,
-        environment_data,
-        parse_environment,
         read_environment,
     )
     from gitops_infra.config import StackConfig, StackSecrets, load_config, load_stack_config
+    from gitops_infra.contract import (
+        CONTRACT_VERSION,
+        Environment,
+        contract_schema,
+        environment_data,
+        parse_environment,
+    )
     from gitops_infra.errors import ConfigError, EnvironmentContractError, GitOpsInfraError
     from gitops_infra.platform import Platform, build_platform
 
 _EXPORTS = {
     "gitops_infra.components": (
-        "CONTRACT_VERSION",
         "FLUX_CHART_VERSION",
         "FLUX_NAMESPACE",
         "FLUX_VERSION",
@@ -84,7 +85,6 @@ _EXPORTS = {
         "EksCluster",
         "EksClusterArgs",
         "EndpointAccess",
-        "Environment",
         "EnvironmentConfig",
         "EnvironmentConfigArgs",
         "ExistingVpcArgs",
@@ -104,10 +104,14 @@ _EXPORTS = {
         "SourceSecretOptions",
         "SyncOptions",
         "TaintEffect",
+        "read_environment",
+    ),
+    "gitops_infra.contract": (
+        "CONTRACT_VERSION",
+        "Environment",
         "contract_schema",
         "environment_data",
         "parse_environment",
-        "read_environment",
     ),
     "gitops_infra.config": (
         "StackConfig",

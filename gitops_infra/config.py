@@ -53,8 +53,6 @@ from gitops_infra.components.eks_cluster import (
     NatGateways,
     TaintEffect,
 )
-from gitops_infra.components.environment import DOMAIN_PATTERN as ENVIRONMENT_DOMAIN_PATTERN
-from gitops_infra.components.environment import Environment
 from gitops_infra.components.fleet_repository import RepositoryVisibility
 from gitops_infra.components.flux import (
     DEFAULT_BRANCH,
@@ -73,6 +71,8 @@ from gitops_infra.components.flux import (
     FluxInstall,
     image_automation_enabled,
 )
+from gitops_infra.contract import DOMAIN_PATTERN as ENVIRONMENT_DOMAIN_PATTERN
+from gitops_infra.contract import Environment
 from gitops_infra.errors import ConfigError
 from gitops_infra.redaction import SECRET
 

@@ -19,16 +19,7 @@ from gitops_infra.components.eks_cluster import (
     NodeGroupArgs,
     TaintEffect,
 )
-from gitops_infra.components.environment import (
-    CONTRACT_VERSION,
-    Environment,
-    EnvironmentConfig,
-    EnvironmentConfigArgs,
-    contract_schema,
-    environment_data,
-    parse_environment,
-    read_environment,
-)
+from gitops_infra.components.environment import EnvironmentConfig, EnvironmentConfigArgs, read_environment
 from gitops_infra.components.fleet_repository import (
     FleetRepository,
     FleetRepositoryArgs,
@@ -48,7 +39,6 @@ from gitops_infra.components.flux import (
 )
 
 __all__ = [
-    "CONTRACT_VERSION",
     "FLUX_CHART_VERSION",
     "FLUX_NAMESPACE",
     "FLUX_VERSION",
@@ -59,7 +49,6 @@ __all__ = [
     "EksCluster",
     "EksClusterArgs",
     "EndpointAccess",
-    "Environment",
     "EnvironmentConfig",
     "EnvironmentConfigArgs",
     "ExistingVpcArgs",
@@ -79,8 +68,5 @@ __all__ = [
     "SourceSecretOptions",
     "SyncOptions",
     "TaintEffect",
-    "contract_schema",
-    "environment_data",
-    "parse_environment",
     "read_environment",
 ]

@@ -22,7 +22,7 @@ import pulumi_github as github
 
 from gitops_infra import checks
 from gitops_infra.components._args import Problems, is_known
-from gitops_infra.components.environment import CONTRACT_KEYS
+from gitops_infra.contract import CONTRACT_KEYS
 
 __all__ = [
     "SCAFFOLD_KUSTOMIZATION",

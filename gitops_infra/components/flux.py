@@ -47,11 +47,8 @@ from gitops_infra import checks
 from gitops_infra.components._args import Problems, is_known
 from gitops_infra.components._kubernetes import OWNED, owned_in
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
-from gitops_infra.components.environment import (
-    ENVIRONMENT_CONFIGMAP,
-    Environment,
-    build_environment_configmap,
-)
+from gitops_infra.components.environment import build_environment_configmap
+from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, Environment
 
 __all__ = [
     "DEFAULT_BRANCH",

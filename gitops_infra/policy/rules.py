@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitops_infra.checks import GO_DURATION_PATTERN, PROD_ENVIRONMENTS, parse_duration
-from gitops_infra.components.environment import ENVIRONMENT_CONFIGMAP, parse_environment
+from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, parse_environment
 
 __all__ = [
     "ALERT_TYPES",

@@ -14,8 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
-from gitops_infra.components.environment import Environment, contract_schema, environment_data
-from gitops_infra.contract import check_contract
+from gitops_infra.contract import Environment, check_contract, contract_schema, environment_data
 
 ENV = Environment(name="dev", base_domain="dev.example.com", service_namespace="apps")
 DATA = environment_data(ENV)

@@ -9,19 +9,17 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from gitops_infra.components.environment import (
+from gitops_infra.components.environment import EnvironmentConfig, EnvironmentConfigArgs, read_environment
+from gitops_infra.contract import (
     CONTRACT_KEYS,
     CONTRACT_VERSION,
     CONTRACT_VERSION_KEY,
     ENVIRONMENT_CONFIGMAP,
     SUBSTITUTION_NAME_PATTERN,
     Environment,
-    EnvironmentConfig,
-    EnvironmentConfigArgs,
     contract_schema,
     environment_data,
     parse_environment,
-    read_environment,
 )
 from gitops_infra.errors import ConfigError, EnvironmentContractError
 

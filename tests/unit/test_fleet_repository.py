@@ -10,7 +10,6 @@ import pulumi_github as github
 import pytest
 import yaml
 
-from gitops_infra.components.environment import CONTRACT_KEYS
 from gitops_infra.components.fleet_repository import (
     FleetRepository,
     FleetRepositoryArgs,
@@ -18,6 +17,7 @@ from gitops_infra.components.fleet_repository import (
     scaffold_files,
 )
 from gitops_infra.config import StackSecrets, load_config
+from gitops_infra.contract import CONTRACT_KEYS
 from gitops_infra.errors import ConfigError
 from gitops_infra.platform import build_platform
 

@@ -10,7 +10,6 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
-from gitops_infra.components.environment import ENVIRONMENT_CONFIGMAP, Environment, environment_data
 from gitops_infra.components.flux import (
     DEFAULT_COMPONENTS,
     FLUX_CHART,
@@ -39,6 +38,7 @@ from gitops_infra.components.flux import (
     ready_annotations,
     source_secret_data,
 )
+from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, Environment, environment_data
 from gitops_infra.errors import ConfigError
 
 from .harness import MOCK_KUBECONFIG, Graph, Run, run

@@ -32,8 +32,8 @@ from gitops_infra import config as config_module
 from gitops_infra.automation import Plan, StackOptions, offline_plan
 from gitops_infra.automation.results import to_jsonable
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
-from gitops_infra.components.environment import Environment
 from gitops_infra.config import StackConfig, load_config
+from gitops_infra.contract import Environment
 from gitops_infra.errors import ConfigError, OperationFailedError
 
 from .conftest import MINIMAL, REPO_ROOT

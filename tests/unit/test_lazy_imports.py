@@ -65,7 +65,40 @@ def test_help_and_argument_errors_import_nothing_heavy(args: list[str]) -> None:
 def test_a_command_that_runs_does_import_what_it_needs() -> None:
     # The same probe sees heavy imports when there are some, so the test above can fail.
     modules = _modules_after(_RUN_CLI, json.dumps(["contract", "schema"]))
-    assert "pydantic" in modules and "gitops_infra.components.environment" in modules
+    assert "pydantic" in modules and "gitops_infra.contract" in modules
+
+
+PROVIDER_SDKS = ("pulumi_aws", "pulumi_eks", "pulumi_kubernetes", "pulumi_github", "pulumi_tls")
+
+
+def _sdks(modules: set[str]) -> list[str]:
+    ours = ("gitops_infra.components", "gitops_infra.config", "gitops_infra.platform")
+    return sorted(m for m in modules if m.split(".")[0] in PROVIDER_SDKS or m.startswith(ours))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["contract", "schema"], ["contract", "check", "-"]],
+)
+def test_the_contract_tool_for_app_teams_loads_no_pulumi(args: list[str]) -> None:
+    # `contract check` reads stdin: the probe's is empty, which is a document with nothing to check.
+    modules = _modules_after(_RUN_CLI, json.dumps(args))
+    assert "gitops_infra.contract" in modules
+    assert sorted(m for m in modules if m.split(".")[0] == "pulumi") == []
+    assert _sdks(modules) == []
+
+
+def test_the_policy_pack_loads_no_provider_sdk() -> None:
+    code = (
+        "import sys, json\n"
+        "from gitops_infra.policy.pack import policies\n"
+        "from gitops_infra import parse_environment\n"
+        "policies()\n"
+        "sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')\n"
+    )
+    modules = _modules_after(code)
+    assert "pulumi_policy" in modules and "gitops_infra.contract" in modules
+    assert _sdks(modules) == []
 
 
 def test_importing_the_packages_loads_no_sdk_until_a_name_is_used() -> None:

@@ -32,7 +32,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
-from gitops_infra.components.environment import Environment, environment_data
+from gitops_infra.contract import Environment, environment_data
 from gitops_infra.policy import pack, rules
 from gitops_infra.policy.rules import (
     DeployKeySettings,
