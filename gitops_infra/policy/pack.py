@@ -1,16 +1,20 @@
-"""The gitops-infra CrossGuard policies: names, enforcement levels, config schemas and wiring.
+"""The gitops-infra CrossGuard policies, one :class:`PolicySpec` record each, in :data:`POLICY_SPECS`.
 
-Each policy is a ``ResourceValidationPolicy`` whose validate function picks the resource types it is
-about and reports each message its rule in :mod:`gitops_infra.policy.rules` returns, except two that
-depend on other resources and so are ``StackValidationPolicy``s that see the whole stack and report by
-URN: ``deploy-key-read-only`` (whether a deploy key may write depends on the Flux install and its image
-automation) and ``flux-sync-alerting`` (whether a Flux install has an Alert). ``__main__.py`` serves
-:func:`policies` as the ``gitops-infra`` pack.
+A record holds all there is to a policy: its name, description, default enforcement level, what it looks
+at and its rule from :mod:`gitops_infra.policy.rules`, and its config schema. So adding a policy is adding
+a name constant and a record, and :func:`policies` builds the ``pulumi_policy`` objects from the records.
+
+Most policies check one resource at a time (:class:`OnResources`). Two depend on other resources and so
+see the whole stack and report by URN (:class:`OnStack`): ``deploy-key-read-only`` (whether a deploy key
+may write depends on the Flux install and its image automation) and ``flux-sync-alerting`` (whether a
+Flux install has an Alert). ``__main__.py`` serves :func:`policies` as the ``gitops-infra`` pack.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+import copy
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pulumi_policy import (
@@ -18,7 +22,6 @@ from pulumi_policy import (
     Policy,
     PolicyConfigSchema,
     ReportViolation,
-    ResourceValidation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
     StackValidationArgs,
@@ -41,6 +44,10 @@ __all__ = [
     "FLUX_SYNC_ALERTING",
     "NO_LATEST_IMAGE_TAG",
     "PACK_NAME",
+    "POLICY_SPECS",
+    "OnResources",
+    "OnStack",
+    "PolicySpec",
     "policies",
 ]
 
@@ -58,40 +65,74 @@ FLUX_KUSTOMIZATION_HEALTH = "flux-kustomization-health"
 FLUX_SYNC_ALERTING = "flux-sync-alerting"
 ENVIRONMENT_CONTRACT_VALID = "environment-contract-valid"
 
-ENFORCEMENT: dict[str, EnforcementLevel] = {
-    # Security and cost gates block an update.
-    EKS_PROD_ENDPOINT_NOT_PUBLIC: EnforcementLevel.MANDATORY,
-    EKS_SECRETS_ENCRYPTION: EnforcementLevel.MANDATORY,
-    DEPLOY_KEY_READ_ONLY: EnforcementLevel.MANDATORY,
-    NO_LATEST_IMAGE_TAG: EnforcementLevel.MANDATORY,
-    EKS_NODE_GROUP_SIZE_BOUNDS: EnforcementLevel.MANDATORY,
-    # Correctness gates: without prune the cluster drifts from git, and an environment ConfigMap the
-    # contract rejects breaks every app that reads it.
-    FLUX_KUSTOMIZATION_PRUNE: EnforcementLevel.MANDATORY,
-    ENVIRONMENT_CONTRACT_VALID: EnforcementLevel.MANDATORY,
-    # Hygiene warns: a sync interval out of range, a Ready that does not wait for workloads, or sync
-    # failures nobody hears of are worth fixing, not an outage. Tags gate: the platform always sets
-    # them, so a resource without them was made outside it.
-    FLUX_GIT_REPOSITORY_INTERVAL: EnforcementLevel.ADVISORY,
-    FLUX_KUSTOMIZATION_HEALTH: EnforcementLevel.ADVISORY,
-    FLUX_SYNC_ALERTING: EnforcementLevel.ADVISORY,
-    AWS_REQUIRED_TAGS: EnforcementLevel.MANDATORY,
-}
-"""Each policy's default enforcement level; a policy pack config file may override it per stack."""
 
-Check = Callable[[ResourceValidationArgs], Iterable[str]]
+@dataclass(frozen=True)
+class OnResources:
+    """A policy that checks one resource at a time: each of ``types``, or every resource if ``None``.
 
+    ``rule`` gives the message of each violation; they are reported on the resource itself.
+    """
 
-def _validation(types: Collection[str] | None, check: Check) -> ResourceValidation:
-    """A validate function: ``check`` on resources of ``types`` (all if ``None``), each message reported."""
+    types: frozenset[str] | None
+    rule: Callable[[ResourceValidationArgs], Iterable[str]]
 
-    def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-        if types is not None and args.resource_type not in types:
+    def validate(self, args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        """The ``ResourceValidation`` of the policy: ``rule`` on a resource of ``types``."""
+        if self.types is not None and args.resource_type not in self.types:
             return
-        for message in check(args):
+        for message in self.rule(args):
             report_violation(message, None)
 
-    return validate
+
+@dataclass(frozen=True)
+class OnStack:
+    """A policy that sees the whole stack, because its verdict on a resource depends on others.
+
+    ``rule`` gives ``(urn, message)`` for each violation, reported on the resource that URN names.
+    """
+
+    rule: Callable[[StackValidationArgs], Iterable[tuple[str, str]]]
+
+    def validate(self, args: StackValidationArgs, report_violation: ReportViolation) -> None:
+        """The ``StackValidation`` of the policy: ``rule`` on the stack."""
+        for urn, message in self.rule(args):
+            report_violation(message, urn)
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """One policy of the pack, all in one place; :func:`policies` builds it into a ``pulumi_policy`` one.
+
+    ``level`` is the default enforcement level (a policy pack config file may override it per stack).
+    ``config`` is the JSON schema of each config property, with the default the rule falls back to when
+    the engine passes none; a policy without settings has none.
+
+    Example::
+
+        PolicySpec(
+            "no-public-buckets",
+            "No S3 bucket is public.",
+            EnforcementLevel.MANDATORY,
+            OnResources(frozenset({"aws:s3/bucket:Bucket"}), lambda args: bucket_violations(args.props)),
+        )
+    """
+
+    name: str
+    description: str
+    level: EnforcementLevel
+    check: OnResources | OnStack
+    config: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _setting(schema_type: str, default: Any, description: str, **constraints: Any) -> dict[str, Any]:
+    """The JSON schema of one config property: its type, ``constraints`` (``items``, ``pattern``,
+    ``minimum``), the default its rule falls back to, and its description."""
+    return {"type": schema_type, **constraints, "default": default, "description": description}
+
+
+def _string_list(default: Iterable[str], description: str) -> dict[str, Any]:
+    """The JSON schema of a config property that holds a list of strings."""
+    return _setting("array", list(default), description, items={"type": "string"})
 
 
 def _default_tags(args: ResourceValidationArgs) -> dict[str, str]:
@@ -101,193 +142,190 @@ def _default_tags(args: ResourceValidationArgs) -> dict[str, str]:
     return rules.default_tags_of(provider.props)
 
 
-def _policy(
-    name: str,
-    description: str,
-    validate: ResourceValidation,
-    config: dict[str, dict[str, Any]] | None = None,
-) -> ResourceValidationPolicy:
-    return ResourceValidationPolicy(
-        name=name,
-        description=description,
-        validate=validate,
-        enforcement_level=ENFORCEMENT[name],
-        config_schema=PolicyConfigSchema(properties=config) if config else None,
-    )
+def _stack_resources(args: StackValidationArgs) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """The stack's resources as the stack rules take them: ``(type, urn, props)``."""
+    return [(r.resource_type, r.urn, r.props) for r in args.resources]
 
 
-def _validate_deploy_keys(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    """``deploy-key-read-only``: each writable deploy key, unless the stack's Flux (or config) has image
-    automation on."""
-    settings = rules.DeployKeySettings.from_config(args.get_config())
-    resources = [(r.resource_type, r.urn, r.props) for r in args.resources]
-    for urn, message in rules.stack_deploy_key_violations(resources, settings):
-        report_violation(message, urn)
+# Levels: security, cost and correctness gates are MANDATORY and block an update; hygiene is ADVISORY,
+# worth fixing but not an outage.
+POLICY_SPECS: tuple[PolicySpec, ...] = (
+    PolicySpec(
+        EKS_PROD_ENDPOINT_NOT_PUBLIC,
+        "A prod EKS cluster's API endpoint is not open to 0.0.0.0/0.",
+        EnforcementLevel.MANDATORY,  # security
+        OnResources(
+            frozenset({rules.EKS_CLUSTER_TYPE}),
+            lambda args: rules.endpoint_violations(
+                args.props, rules.EndpointSettings.from_config(args.get_config()), _default_tags(args)
+            ),
+        ),
+        config={
+            "prodEnvironments": _string_list(
+                rules.DEFAULT_PROD_ENVIRONMENTS,
+                "Values of the environment tag that mean prod; untagged counts as prod.",
+            )
+        },
+    ),
+    PolicySpec(
+        EKS_SECRETS_ENCRYPTION,
+        "EKS encrypts Kubernetes secrets with a KMS key.",
+        EnforcementLevel.MANDATORY,  # security
+        OnResources(
+            frozenset({rules.EKS_CLUSTER_TYPE}), lambda args: rules.secrets_encryption_violations(args.props)
+        ),
+    ),
+    PolicySpec(
+        DEPLOY_KEY_READ_ONLY,
+        (
+            "The fleet repository's deploy key is read-only unless Flux image automation is on: "
+            "inferred from the stack's flux2 Helm release (imageAutomationController.create), or "
+            "forced by config."
+        ),
+        EnforcementLevel.MANDATORY,  # security: a writable key lets the cluster push to the fleet repo
+        OnStack(
+            lambda args: rules.stack_deploy_key_violations(
+                _stack_resources(args), rules.DeployKeySettings.from_config(args.get_config())
+            )
+        ),
+        config={
+            "imageAutomation": _setting(
+                "boolean",
+                False,
+                "Force image automation on, for a stack whose Flux is installed elsewhere; "
+                "a flux2 release in the stack with imageAutomationController.create turns "
+                "it on by itself.",
+            )
+        },
+    ),
+    PolicySpec(
+        FLUX_GIT_REPOSITORY_INTERVAL,
+        "A Flux GitRepository polls git no more often than minInterval and no less than maxInterval.",
+        EnforcementLevel.ADVISORY,  # hygiene: a sync interval out of range
+        OnResources(
+            frozenset(rules.GIT_REPOSITORY_TYPES),
+            lambda args: rules.git_repository_interval_violations(
+                args.props, rules.IntervalSettings.from_config(args.get_config())
+            ),
+        ),
+        config={
+            "minInterval": _setting(
+                "string",
+                rules.DEFAULT_MIN_INTERVAL,
+                "The shortest allowed spec.interval, as a Go duration.",
+                pattern=rules.GO_DURATION_PATTERN,
+            ),
+            "maxInterval": _setting(
+                "string",
+                rules.DEFAULT_MAX_INTERVAL,
+                "The longest allowed spec.interval, as a Go duration.",
+                pattern=rules.GO_DURATION_PATTERN,
+            ),
+        },
+    ),
+    PolicySpec(
+        NO_LATEST_IMAGE_TAG,
+        "No workload runs an image tagged 'latest' or without a tag.",
+        EnforcementLevel.MANDATORY,  # security
+        OnResources(
+            frozenset(rules.POD_SPEC_PATHS),
+            lambda args: rules.image_tag_violations(args.resource_type, args.props),
+        ),
+    ),
+    PolicySpec(
+        AWS_REQUIRED_TAGS,
+        "Every taggable AWS resource carries the required tags (environment and owner by default).",
+        # A gate, not hygiene: the platform always sets them, so a resource without them was made
+        # outside it.
+        EnforcementLevel.MANDATORY,
+        OnResources(
+            None,
+            lambda args: rules.required_tag_violations(
+                args.resource_type,
+                args.props,
+                rules.TagSettings.from_config(args.get_config()),
+                _default_tags(args),
+            ),
+        ),
+        config={
+            "requiredTags": _string_list(
+                rules.DEFAULT_REQUIRED_TAGS, "Tag keys every taggable AWS resource must carry."
+            )
+        },
+    ),
+    PolicySpec(
+        EKS_NODE_GROUP_SIZE_BOUNDS,
+        "EKS node group sizes stay within the configured bounds, with minSize <= desiredSize <= maxSize.",
+        EnforcementLevel.MANDATORY,  # cost
+        OnResources(
+            frozenset({rules.EKS_NODE_GROUP_TYPE}),
+            lambda args: rules.node_group_size_violations(
+                args.props, rules.NodeGroupSettings.from_config(args.get_config())
+            ),
+        ),
+        config={
+            "minNodes": _setting(
+                "integer", rules.DEFAULT_MIN_NODES, "The smallest minSize a node group may have.", minimum=0
+            ),
+            "maxNodes": _setting(
+                "integer", rules.DEFAULT_MAX_NODES, "The largest maxSize a node group may have.", minimum=1
+            ),
+        },
+    ),
+    PolicySpec(
+        FLUX_KUSTOMIZATION_PRUNE,
+        "A Flux Kustomization sets spec.prune, so objects removed from git are removed from the cluster.",
+        EnforcementLevel.MANDATORY,  # correctness: without prune the cluster drifts from git
+        OnResources(
+            frozenset(rules.KUSTOMIZATION_TYPES),
+            lambda args: rules.kustomization_prune_violations(args.props),
+        ),
+    ),
+    PolicySpec(
+        FLUX_KUSTOMIZATION_HEALTH,
+        "A Flux Kustomization has spec.healthChecks or spec.wait, so Ready means its workloads run.",
+        EnforcementLevel.ADVISORY,  # hygiene: a Ready that does not wait for workloads
+        OnResources(
+            frozenset(rules.KUSTOMIZATION_TYPES),
+            lambda args: rules.kustomization_health_violations(args.props),
+        ),
+    ),
+    PolicySpec(
+        FLUX_SYNC_ALERTING,
+        (
+            "A stack that installs Flux (a flux2 Helm release, GitRepository or Kustomization) has a "
+            "notification Alert, so sync failures are reported (flux.notifications)."
+        ),
+        EnforcementLevel.ADVISORY,  # hygiene: sync failures nobody hears of
+        OnStack(lambda args: rules.stack_alerting_violations(_stack_resources(args))),
+    ),
+    PolicySpec(
+        ENVIRONMENT_CONTRACT_VALID,
+        "The 'environment' ConfigMap's data parses as the current environment contract.",
+        # Correctness: an environment ConfigMap the contract rejects breaks every app that reads it.
+        EnforcementLevel.MANDATORY,
+        OnResources(
+            frozenset({rules.CONFIG_MAP_TYPE}), lambda args: rules.environment_contract_violations(args.props)
+        ),
+    ),
+)
+"""Every policy of the pack, in the pack's order: :func:`policies` and :data:`ENFORCEMENT` keep it."""
+
+ENFORCEMENT: dict[str, EnforcementLevel] = {spec.name: spec.level for spec in POLICY_SPECS}
+"""Each policy's default enforcement level; a policy pack config file may override it per stack."""
 
 
-def _validate_alerting(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    """``flux-sync-alerting``: a stack that installs Flux has a notification Alert."""
-    resources = [(r.resource_type, r.urn, r.props) for r in args.resources]
-    for urn, message in rules.stack_alerting_violations(resources):
-        report_violation(message, urn)
+def _build(spec: PolicySpec) -> Policy:
+    """The ``pulumi_policy`` policy that ``spec`` describes."""
+    # A copy per build: the schema's defaults are lists, and no built policy should share them with the
+    # record or with another build.
+    schema = PolicyConfigSchema(properties=copy.deepcopy(dict(spec.config))) if spec.config else None
+    # Both constructors take (name, description, validate, enforcement_level, config_schema) first.
+    if isinstance(spec.check, OnStack):
+        return StackValidationPolicy(spec.name, spec.description, spec.check.validate, spec.level, schema)
+    return ResourceValidationPolicy(spec.name, spec.description, spec.check.validate, spec.level, schema)
 
 
 def policies() -> list[Policy]:
-    """The pack's policies, each with its enforcement level and (where configurable) config schema."""
-    return [
-        _policy(
-            EKS_PROD_ENDPOINT_NOT_PUBLIC,
-            "A prod EKS cluster's API endpoint is not open to 0.0.0.0/0.",
-            _validation(
-                {rules.EKS_CLUSTER_TYPE},
-                lambda args: rules.endpoint_violations(
-                    args.props, rules.EndpointSettings.from_config(args.get_config()), _default_tags(args)
-                ),
-            ),
-            {
-                "prodEnvironments": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "default": list(rules.DEFAULT_PROD_ENVIRONMENTS),
-                    "description": "Values of the environment tag that mean prod; untagged counts as prod.",
-                }
-            },
-        ),
-        _policy(
-            EKS_SECRETS_ENCRYPTION,
-            "EKS encrypts Kubernetes secrets with a KMS key.",
-            _validation(
-                {rules.EKS_CLUSTER_TYPE}, lambda args: rules.secrets_encryption_violations(args.props)
-            ),
-        ),
-        StackValidationPolicy(
-            name=DEPLOY_KEY_READ_ONLY,
-            description=(
-                "The fleet repository's deploy key is read-only unless Flux image automation is on: "
-                "inferred from the stack's flux2 Helm release (imageAutomationController.create), or "
-                "forced by config."
-            ),
-            validate=_validate_deploy_keys,
-            enforcement_level=ENFORCEMENT[DEPLOY_KEY_READ_ONLY],
-            config_schema=PolicyConfigSchema(
-                properties={
-                    "imageAutomation": {
-                        "type": "boolean",
-                        "default": False,
-                        "description": (
-                            "Force image automation on, for a stack whose Flux is installed elsewhere; "
-                            "a flux2 release in the stack with imageAutomationController.create turns "
-                            "it on by itself."
-                        ),
-                    }
-                }
-            ),
-        ),
-        _policy(
-            FLUX_GIT_REPOSITORY_INTERVAL,
-            "A Flux GitRepository polls git no more often than minInterval and no less than maxInterval.",
-            _validation(
-                set(rules.GIT_REPOSITORY_TYPES),
-                lambda args: rules.git_repository_interval_violations(
-                    args.props, rules.IntervalSettings.from_config(args.get_config())
-                ),
-            ),
-            {
-                "minInterval": {
-                    "type": "string",
-                    "pattern": rules.GO_DURATION_PATTERN,
-                    "default": rules.DEFAULT_MIN_INTERVAL,
-                    "description": "The shortest allowed spec.interval, as a Go duration.",
-                },
-                "maxInterval": {
-                    "type": "string",
-                    "pattern": rules.GO_DURATION_PATTERN,
-                    "default": rules.DEFAULT_MAX_INTERVAL,
-                    "description": "The longest allowed spec.interval, as a Go duration.",
-                },
-            },
-        ),
-        _policy(
-            NO_LATEST_IMAGE_TAG,
-            "No workload runs an image tagged 'latest' or without a tag.",
-            _validation(
-                set(rules.POD_SPEC_PATHS),
-                lambda args: rules.image_tag_violations(args.resource_type, args.props),
-            ),
-        ),
-        _policy(
-            AWS_REQUIRED_TAGS,
-            "Every taggable AWS resource carries the required tags (environment and owner by default).",
-            _validation(
-                None,
-                lambda args: rules.required_tag_violations(
-                    args.resource_type,
-                    args.props,
-                    rules.TagSettings.from_config(args.get_config()),
-                    _default_tags(args),
-                ),
-            ),
-            {
-                "requiredTags": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "default": list(rules.DEFAULT_REQUIRED_TAGS),
-                    "description": "Tag keys every taggable AWS resource must carry.",
-                }
-            },
-        ),
-        _policy(
-            EKS_NODE_GROUP_SIZE_BOUNDS,
-            "EKS node group sizes stay within the configured bounds, with minSize <= desiredSize <= maxSize.",
-            _validation(
-                {rules.EKS_NODE_GROUP_TYPE},
-                lambda args: rules.node_group_size_violations(
-                    args.props, rules.NodeGroupSettings.from_config(args.get_config())
-                ),
-            ),
-            {
-                "minNodes": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "default": rules.DEFAULT_MIN_NODES,
-                    "description": "The smallest minSize a node group may have.",
-                },
-                "maxNodes": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "default": rules.DEFAULT_MAX_NODES,
-                    "description": "The largest maxSize a node group may have.",
-                },
-            },
-        ),
-        _policy(
-            FLUX_KUSTOMIZATION_PRUNE,
-            "A Flux Kustomization sets spec.prune, so objects removed from git are removed from the cluster.",
-            _validation(
-                set(rules.KUSTOMIZATION_TYPES), lambda args: rules.kustomization_prune_violations(args.props)
-            ),
-        ),
-        _policy(
-            FLUX_KUSTOMIZATION_HEALTH,
-            "A Flux Kustomization has spec.healthChecks or spec.wait, so Ready means its workloads run.",
-            _validation(
-                set(rules.KUSTOMIZATION_TYPES), lambda args: rules.kustomization_health_violations(args.props)
-            ),
-        ),
-        StackValidationPolicy(
-            name=FLUX_SYNC_ALERTING,
-            description=(
-                "A stack that installs Flux (a flux2 Helm release, GitRepository or Kustomization) has a "
-                "notification Alert, so sync failures are reported (flux.notifications)."
-            ),
-            validate=_validate_alerting,
-            enforcement_level=ENFORCEMENT[FLUX_SYNC_ALERTING],
-        ),
-        _policy(
-            ENVIRONMENT_CONTRACT_VALID,
-            "The 'environment' ConfigMap's data parses as the current environment contract.",
-            _validation(
-                {rules.CONFIG_MAP_TYPE}, lambda args: rules.environment_contract_violations(args.props)
-            ),
-        ),
-    ]
+    """The pack's policies, built from :data:`POLICY_SPECS`, each with its level and config schema."""
+    return [_build(spec) for spec in POLICY_SPECS]
