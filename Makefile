@@ -35,8 +35,8 @@ bench: setup
 
 # See the whole loop on your laptop: a local cluster, Flux and an SSH fleet repository (see README).
 demo: setup
-	@$(PY) -m tests.cluster.demo up
+	@$(VENV)/bin/gitops-infra local up
 
 # Stops exactly what `make demo` started, and removes .demo/.
 demo-down:
-	@$(PY) -m tests.cluster.demo down
+	@$(VENV)/bin/gitops-infra local down

@@ -17,8 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.support import REPO_ROOT
+
 from . import engine_overhead, fleet_drift, plan_scaling, plan_startup
-from .fixture import REPO_ROOT, put_engine_on_path
+from .fixture import require_engine
 
 SUITES = ("engine", "startup", "scaling", "fleet")
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "latest.json"
@@ -146,7 +148,7 @@ def _print_scaling(rows: list[dict[str, Any]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _args(argv)
-    put_engine_on_path()
+    require_engine()
     started = time.perf_counter()
     results: dict[str, Any] = {
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),

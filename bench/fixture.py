@@ -1,8 +1,9 @@
 """A throwaway copy of the engine tests' fixture project, at a chosen number of resources.
 
-Like ``tests/engine/conftest.py``: a temp git repository holding the fixture program, a local file
-backend, passphrase secrets, no plugin downloads, and the engine from ``.tools/pulumi/bin``. The stack is
-created and brought up once with the raw CLI, so that every measured operation afterwards is a no-op.
+Set up as the engine tests set theirs up (``tests/support.py``): a temp git repository holding the
+fixture program, a local file backend, passphrase secrets, no plugin downloads, and the engine from
+``.tools/pulumi/bin``. The stack is created and brought up once with the raw CLI, so that every measured
+operation afterwards is a no-op.
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-FIXTURE_PROGRAM = REPO_ROOT / "tests" / "engine" / "fixture_project" / "__main__.py"
-ENGINE_BIN = REPO_ROOT / ".tools" / "pulumi" / "bin"
+from tests.support import NO_ENGINE, commit_all, engine_env, fixture_project, init_repo, put_engine_on_path
+
 STACK = "dev"
-PASSPHRASE = "bench-passphrase"
 
 # dill pickles the fixture's dynamic provider into every resource, and its recursion goes deeper as the
 # program's resources pile up: past ~300 resources the default limit of 1000 raises RecursionError in
@@ -30,20 +29,13 @@ PASSPHRASE = "bench-passphrase"
 PRELUDE = "import sys\n\nsys.setrecursionlimit(20_000)  # bench: see bench/fixture.py\n"
 
 
-def engine_path() -> Path:
-    """The directory holding the ``pulumi`` CLI: the one setup built, else the one on ``PATH``."""
-    if (ENGINE_BIN / "pulumi").is_file():
-        return ENGINE_BIN
-    if found := shutil.which("pulumi"):
-        return Path(found).resolve().parent
-    raise SystemExit("no Pulumi engine: run `make setup` to build it into .tools/pulumi/bin")
-
-
-def put_engine_on_path() -> Path:
-    """Put the engine first on this process's ``PATH``, as a CI job would after ``make setup``."""
-    bin_dir = engine_path()
-    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
-    return bin_dir
+def require_engine() -> Path:
+    """Put the engine first on this process's ``PATH``, as a CI job would after ``make setup``; its
+    directory. Exits saying how to build one when there is none."""
+    engine = put_engine_on_path()
+    if engine is None:
+        raise SystemExit(NO_ENGINE)
+    return engine.bin_dir
 
 
 @dataclass(frozen=True)
@@ -84,13 +76,8 @@ class Fixture:
         self.pulumi("config", "set", "fixture:directory", str(files_dir), stack=stack)
         self.pulumi("config", "set", "--secret", "fixture:token", "bench-token", stack=stack)
         self.pulumi("config", "set", "fixture:files", json.dumps(_files(self.size)), stack=stack)
-        _git(self.root, "add", "-A")
-        _git(self.root, "commit", "-q", "-m", f"stack {stack} with {self.size} files")
+        commit_all(self.root, f"stack {stack} with {self.size} files")
         self.pulumi("up", "--yes", "--skip-preview", "--message", "bench: initial up", stack=stack)
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
 def _files(size: int) -> dict[str, str]:
@@ -102,26 +89,10 @@ def fixture(size: int) -> Iterator[Fixture]:
     """A fixture with ``size`` resources, up once; its temp directory is removed afterwards."""
     tmp = Path(tempfile.mkdtemp(prefix=f"gitops-infra-bench-{size}-"))
     try:
-        root, files_dir, backend, home = (tmp / name for name in ("repo", "files", "backend", "home"))
-        for directory in (root, files_dir, backend, home):
-            directory.mkdir()
-        env = {
-            "PULUMI_BACKEND_URL": backend.as_uri(),
-            "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
-            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-            "PULUMI_SKIP_UPDATE_CHECK": "true",
-            "PULUMI_HOME": str(home),
-            # Our layer defaults to this interpreter; the raw CLI gets the same one.
-            "PULUMI_PYTHON_CMD": sys.executable,
-        }
-        _git(root, "init", "-q", "-b", "main")
-        _git(root, "config", "user.email", "bench@example.invalid")
-        _git(root, "config", "user.name", "bench")
-        (root / "__main__.py").write_text(PRELUDE + FIXTURE_PROGRAM.read_text())
-        (root / "Pulumi.yaml").write_text(
-            f"name: fixture\nruntime:\n  name: python\n  options:\n    virtualenv: {sys.prefix}\n"
-        )
-        (root / ".gitignore").write_text("__pycache__/\n")
+        # Our layer defaults to this interpreter; the raw CLI gets the same one.
+        env = {**engine_env(tmp), "PULUMI_PYTHON_CMD": sys.executable}
+        root = fixture_project(init_repo(tmp / "repo", "bench"), prelude=PRELUDE)
+        files_dir = tmp / "files"
         fx = Fixture(size=size, root=root, env=env)
         fx.add_stack(STACK, files_dir)
         yield fx

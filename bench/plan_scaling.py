@@ -23,8 +23,9 @@ from typing import Any
 import yaml
 
 from gitops_infra.automation import StackOptions, offline_plan
+from gitops_infra.config import plan_config
+from tests.support import REPO_ROOT, stack_project
 
-from .fixture import REPO_ROOT
 from .stats import linear_fit, timed
 
 STACK = "bench"
@@ -68,17 +69,13 @@ DIMENSIONS: dict[str, Callable[[dict[str, Any], int], dict[str, Any]]] = {
 
 
 def _project(tmp: Path, name: str, config: dict[str, Any]) -> Path:
-    project = tmp / name
-    project.mkdir()
-    (project / "Pulumi.yaml").write_text(
-        f"name: {NS}\nruntime:\n  name: python\nmain: {REPO_ROOT / 'stacks'}\n"
-    )
+    project = stack_project(tmp / name)
     (project / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump({"config": config}))
     return project
 
 
 def _plan(project: Path) -> int:
-    return len(offline_plan(STACK, options=StackOptions(work_dir=project)).resources)
+    return len(offline_plan(STACK, options=StackOptions(work_dir=project), config_step=plan_config).resources)
 
 
 def run(ns: Sequence[int], repeats: int) -> list[dict[str, Any]]:
@@ -109,7 +106,7 @@ def run(ns: Sequence[int], repeats: int) -> list[dict[str, Any]]:
                             "resources": resources[n],
                             "times_s": times[n],
                             "median_s": m,
-                            "fit_s": fit.at(n),
+                            "fit_s": fit.predict(n),
                         }
                         for n, m in zip(ns, medians, strict=True)
                     ],

@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from statistics import median
 
-from .fixture import REPO_ROOT
+from tests.support import REPO_ROOT
+
 from .stats import timed
 
 TARGET = 1.1
@@ -33,8 +34,9 @@ SDKS = ("pulumi_aws", "pulumi_eks", "pulumi_kubernetes", "pulumi_github", "pulum
 _LOADED = f"""
 import json, sys
 from pathlib import Path
+from gitops_infra.config import plan_config
 from gitops_infra.automation import StackOptions, offline_plan
-offline_plan({STACK!r}, options=StackOptions(work_dir=Path.cwd()))
+offline_plan({STACK!r}, options=StackOptions(work_dir=Path.cwd()), config_step=plan_config)
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {SDKS!r})))
 """
 

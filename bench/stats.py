@@ -25,7 +25,7 @@ class LinearFit:
     max_rel_deviation: float
     """The largest ``|y - fit| / fit`` over the points."""
 
-    def at(self, x: float) -> float:
+    def predict(self, x: float) -> float:
         return self.intercept + self.slope * x
 
 

@@ -12,30 +12,56 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable, Collection, Sequence, Sized
 from datetime import timedelta
 
 __all__ = [
     "AUTONAME_SUFFIX_LENGTH",
+    "AVAILABILITY_ZONE_PATTERN",
+    "BRANCH_PATTERN",
+    "CHART_VERSION_PATTERN",
+    "DEFAULT_BRANCH",
     "DNS_LABEL_PATTERN",
     "EKS_CLUSTER_NAME_MAX",
     "EKS_NODE_GROUP_NAME_MAX",
     "GO_DURATION_PATTERN",
     "IAM_ROLE_NAME_MAX",
+    "MAX_NODE_GROUP_SIZE",
     "MAX_READY_TIMEOUT",
+    "MAX_ZONES",
     "MIN_VPC_PREFIX",
+    "MIN_ZONES",
+    "NOTIFICATION_CONTROLLER",
     "PROD_ENVIRONMENTS",
+    "REPOSITORY_PATTERN",
+    "REQUIRED_FLUX_COMPONENTS",
+    "SSH_URL_PATTERN",
     "TOLERATION_EFFECTS",
+    "availability_zone_problem",
+    "availability_zones_problem",
+    "branch_problem",
+    "chart_version_problem",
     "cluster_component_name_problem",
     "dns_label_problem",
+    "flux_components_extra_problem",
+    "flux_components_problem",
     "go_duration_problem",
+    "instance_types_problem",
     "ipv4_cidr_problem",
+    "known_hosts_problem",
     "kubernetes_version_problem",
     "max_cluster_component_name",
     "max_node_group_name",
     "node_group_name_problem",
+    "node_group_names_problem",
+    "node_group_size_problems",
+    "notifications_problem",
     "parse_duration",
+    "private_subnets_problem",
     "ready_timeout_problem",
     "relative_path_problem",
+    "repository_name_problem",
+    "ssh_url_problem",
     "toleration_problems",
     "vpc_cidr_problem",
 ]
@@ -112,6 +138,107 @@ def vpc_cidr_problem(value: object) -> str | None:
     if ipaddress.IPv4Network(str(value)).prefixlen > MIN_VPC_PREFIX:
         return f"must be /{MIN_VPC_PREFIX} or larger, to fit a /24 public and private subnet per zone"
     return None
+
+
+MIN_ZONES = 2
+"""EKS places its control plane's network interfaces in subnets of at least two availability zones."""
+MAX_ZONES = 6
+"""No AWS region has more zones; a dedicated VPC's layout (``MIN_VPC_PREFIX``) has room for eight."""
+AVAILABILITY_ZONE_PATTERN = r"^[a-z]{2}(-[a-z]+)+-[0-9][a-z]$"
+"""An availability zone's name (``eu-west-1a``, ``us-gov-west-1b``): a region and one letter."""
+_AVAILABILITY_ZONE = re.compile(AVAILABILITY_ZONE_PATTERN)
+
+
+def _pattern_problem(pattern: re.Pattern[str], value: object, hint: str) -> str | None:
+    """``None`` for a string ``pattern`` matches whole, else ``hint``.
+
+    ``fullmatch``, not ``match``: a ``$`` alone would let a trailing newline through.
+    """
+    return None if isinstance(value, str) and pattern.fullmatch(value) else hint
+
+
+def availability_zone_problem(value: object) -> str | None:
+    """``None`` for an availability zone's name (``eu-west-1a``); a region (``eu-west-1``) is not one."""
+    return _pattern_problem(_AVAILABILITY_ZONE, value, "must be an availability zone such as eu-west-1a")
+
+
+def availability_zones_problem(zones: Collection[object]) -> str | None:
+    """``None`` for the zones of a dedicated VPC: ``MIN_ZONES`` to ``MAX_ZONES`` of them, none twice."""
+    if not MIN_ZONES <= len(zones) <= MAX_ZONES:
+        return f"needs {MIN_ZONES} to {MAX_ZONES} zones"
+    if len(set(zones)) != len(zones):
+        return "must not repeat a zone"
+    return None
+
+
+def private_subnets_problem(subnet_ids: Sized) -> str | None:
+    """``None`` for an existing VPC's private subnets, the nodes' and the control plane's: two at least.
+
+    Only the count is known here (a subnet's zone is the cloud's to say), so two subnets stand for two
+    zones, as EKS requires (``MIN_ZONES``).
+    """
+    return None if len(subnet_ids) >= MIN_ZONES else "needs subnets in at least two zones"
+
+
+# -- node groups ---------------------------------------------------------------------------------------
+
+MAX_NODE_GROUP_SIZE = 450
+"""EKS's quota of nodes in one managed node group: EKS refuses a larger ``maxSize``."""
+
+
+def _as_written(name: str) -> str:
+    return name
+
+
+_WITHIN_QUOTA = f"at most {MAX_NODE_GROUP_SIZE} (EKS's quota of nodes in a managed node group)"
+
+
+def node_group_size_problems(
+    min_size: int | None,
+    max_size: int | None,
+    desired_size: int | None,
+    *,
+    spell: Callable[[str], str] = _as_written,
+) -> list[tuple[str, str]]:
+    """``(field, what was expected)`` for each size of a node group that EKS would refuse.
+
+    ``field`` is ``min_size``, ``max_size`` or ``desired_size``. A size that is ``None`` (not set, or
+    not known yet) is compared with nothing, and neither is one that breaks its own rule, so a caller
+    that checks a size at a time (the config, field by field) hears the same as one that checks all
+    three. ``spell`` writes a sibling's name as the caller's keys are written (``minSize`` in the config).
+    """
+    problems: list[tuple[str, str]] = []
+    low, high = min_size, max_size
+    if low is not None and not 0 <= low <= MAX_NODE_GROUP_SIZE:
+        problems.append(("min_size", "must be >= 0" if low < 0 else f"must be {_WITHIN_QUOTA}"))
+        low = None
+    if high is not None:
+        # EKS refuses a group that may never run a node as well as one whose range is upside down.
+        expected = [f">= {spell('min_size')}"] if low is not None and high < low else []
+        expected += [">= 1"] if high < 1 else []
+        expected += [_WITHIN_QUOTA] if high > MAX_NODE_GROUP_SIZE else []
+        if expected:
+            problems.append(("max_size", f"must be {' and '.join(expected)}"))
+            high = None
+    if desired_size is not None and low is not None and high is not None and not low <= desired_size <= high:
+        problems.append(
+            ("desired_size", f"must be within min/max ({spell('min_size')} to {spell('max_size')})")
+        )
+    return problems
+
+
+def node_group_names_problem(names: Sequence[str]) -> str | None:
+    """``None`` for a cluster's node groups: one at least, each named once (their names name resources)."""
+    if not names:
+        return "needs at least one node group"
+    if len(set(names)) != len(names):
+        return "node group names must be unique"
+    return None
+
+
+def instance_types_problem(instance_types: Sized) -> str | None:
+    """``None`` when a node group names at least one EC2 instance type."""
+    return None if len(instance_types) > 0 else "must not be empty"
 
 
 # -- Kubernetes ----------------------------------------------------------------------------------------
@@ -225,3 +352,91 @@ def node_group_name_problem(cluster_component_name: str, group: str) -> str | No
         f"<cluster>-<group> plus an {AUTONAME_SUFFIX_LENGTH}-character suffix, and EKS allows "
         f"{EKS_NODE_GROUP_NAME_MAX}"
     )
+
+
+# -- git -----------------------------------------------------------------------------------------------
+
+DEFAULT_BRANCH = "main"
+"""The branch Flux syncs and the scaffold commits to, unless ``git.branch`` says otherwise."""
+SSH_URL_PATTERN = r"^ssh://([A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+(:[0-9]{1,5})?/\S+$"
+"""``ssh://[user@]host[:port]/path``: how a GitRepository names a repository it clones with an SSH key
+(its CRD takes only ``http``, ``https`` and ``ssh`` URLs, so no scp-like ``git@host:path``)."""
+_SSH_URL = re.compile(SSH_URL_PATTERN)
+REPOSITORY_PATTERN = r"^[A-Za-z0-9_.-]{1,100}$"
+"""A GitHub repository's name, as GitHub allows it: ASCII letters, digits, ``.``, ``-`` and ``_``."""
+_REPOSITORY = re.compile(REPOSITORY_PATTERN)
+BRANCH_PATTERN = r"^[^\s~^:?*\[\\]{1,255}$"
+"""A branch name of at most 255 characters, none of them whitespace or one of ``~ ^ : ? * [ \\``, which
+``git check-ref-format`` refuses. git refuses a few more forms (``a..b``, ``name.lock``): Flux says so."""
+_BRANCH = re.compile(BRANCH_PATTERN)
+
+
+def ssh_url_problem(value: object) -> str | None:
+    """``None`` for an ``ssh://`` URL with a path (``ssh://git@git.example.com/org/fleet.git``)."""
+    return _pattern_problem(
+        _SSH_URL, value, "must be an ssh:// URL, such as ssh://git@git.example.com/org/fleet.git"
+    )
+
+
+def repository_name_problem(value: object) -> str | None:
+    """``None`` for a repository's name on GitHub, without its owner (``fleet``)."""
+    if isinstance(value, str) and "/" in value:
+        return "must be a repository name, not owner/name"
+    return _pattern_problem(_REPOSITORY, value, "must be a repository name")
+
+
+def branch_problem(value: object) -> str | None:
+    """``None`` for a branch name git and GitHub accept (``main``, ``release/v1``)."""
+    hint = "must be a branch name: at most 255 characters, no whitespace and none of ~ ^ : ? * [ \\"
+    return _pattern_problem(_BRANCH, value, hint)
+
+
+def known_hosts_problem(value: object) -> str | None:
+    """``None`` for ``known_hosts`` text that holds something: with none, every clone fails host checking."""
+    if isinstance(value, str) and value.strip():
+        return None
+    return "must not be empty: the git host's SSH host keys, one per line in known_hosts form"
+
+
+# -- Flux ----------------------------------------------------------------------------------------------
+
+# Flux's controllers are named as strings here: their enum (FluxComponent) lives with the component, which
+# imports Pulumi. A StrEnum member is equal to its string, so either may be handed in.
+REQUIRED_FLUX_COMPONENTS = ("source-controller", "kustomize-controller")
+"""The controllers the sync needs: source-controller clones, kustomize-controller applies."""
+NOTIFICATION_CONTROLLER = "notification-controller"
+CHART_VERSION_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
+"""A chart version as ``major.minor.patch``: the pinned chart's form, and no range or ``v`` prefix."""
+_CHART_VERSION = re.compile(CHART_VERSION_PATTERN)
+
+
+def chart_version_problem(value: object) -> str | None:
+    """``None`` for a Flux chart version (``2.18.3``)."""
+    return _pattern_problem(_CHART_VERSION, value, "must be a version major.minor.patch, such as 2.18.3")
+
+
+def _repeated(names: Sequence[str]) -> list[str]:
+    return sorted({name for name in names if names.count(name) > 1})
+
+
+def flux_components_problem(components: Sequence[str]) -> str | None:
+    """``None`` when ``components`` holds the controllers the sync needs, each once."""
+    missing = [name for name in REQUIRED_FLUX_COMPONENTS if name not in components]
+    if missing:
+        return f"must include {', '.join(missing)}: the sync needs {' and '.join(REQUIRED_FLUX_COMPONENTS)}"
+    repeated = _repeated(components)
+    return f"repeats a component ({', '.join(repeated)})" if repeated else None
+
+
+def flux_components_extra_problem(components_extra: Sequence[str], components: Sequence[str]) -> str | None:
+    """``None`` when ``components_extra`` adds controllers ``components`` does not name, each once."""
+    overlap = sorted(set(components_extra) & set(components))
+    if overlap:
+        return f"repeats {', '.join(overlap)} from components"
+    repeated = _repeated(components_extra)
+    return f"repeats a component ({', '.join(repeated)})" if repeated else None
+
+
+def notifications_problem(installed: Collection[str]) -> str | None:
+    """``None`` when the controllers that run include notification-controller, which sends the alerts."""
+    return None if NOTIFICATION_CONTROLLER in installed else f"need {NOTIFICATION_CONTROLLER} in components"

@@ -55,7 +55,6 @@ from gitops_infra.components.eks_cluster import (
 )
 from gitops_infra.components.fleet_repository import RepositoryVisibility
 from gitops_infra.components.flux import (
-    DEFAULT_BRANCH,
     DEFAULT_COMPONENTS,
     DEFAULT_GIT_INTERVAL,
     DEFAULT_INTERVAL,
@@ -66,7 +65,6 @@ from gitops_infra.components.flux import (
     FLUX_NAMESPACE,
     FLUX_VERSION,
     MIN_KUBERNETES_VERSION,
-    REQUIRED_COMPONENTS,
     FluxComponent,
     FluxInstall,
     image_automation_enabled,
@@ -97,6 +95,8 @@ __all__ = [
     "load_config",
     "load_stack_config",
     "named_secret_keys",
+    "plan_config",
+    "platform_name",
 ]
 
 PROJECT = "gitops-infra"
@@ -114,35 +114,28 @@ OWNER_TAG = "owner"
 _OWNER_REQUIRED = "required: every AWS resource is tagged with the team that owns it"
 
 _IAM_PRINCIPAL = r"^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]+$"
-_AZ = r"^[a-z]{2}(-[a-z]+)+-[0-9][a-z]$"
-_SEMVER = r"^[0-9]+\.[0-9]+\.[0-9]+$"
 
 _VPC_ID = r"^vpc-[0-9a-f]{8,17}$"
 _SUBNET_ID = r"^subnet-[0-9a-f]{8,17}$"
 _K8S_VERSION = r"^1\.[0-9]{2}$"
 _GITHUB_OWNER = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,38})$"
-_REPOSITORY = r"^[A-Za-z0-9_.-]{1,100}$"
 _CLUSTER_NAME = r"^[a-zA-Z][a-zA-Z0-9-]*$"
 _SECRET_KEY_NAME = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
 _SSH_PUBLIC_KEY = r"^(ssh-ed25519|ecdsa-sha2-nistp(256|384|521)|ssh-rsa) [A-Za-z0-9+/]+=*( .*)?$"
-_SSH_URL = r"^ssh://([A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+(:[0-9]{1,5})?/\S+$"
 GITHUB_HOST = "github.com"
 _INSTALL_ONLY = ("version", "network_policy", "tolerations", "node_selector")
 """FluxSpec fields that configure the chart this stack installs: meaningless with ``install: external``."""
-# What each pattern means, so an error says "must be ..." rather than quoting a regex.
+# What each pattern means, so an error says "must be ..." rather than quoting a regex. A rule the component
+# Args check too is a check in gitops_infra.checks instead, and says what it means itself.
 _PATTERN_HINTS = {
     _IAM_PRINCIPAL: "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)",
-    _AZ: "must be an availability zone such as eu-west-1a",
-    _SEMVER: f"must be a version such as {FLUX_CHART_VERSION}",
     _VPC_ID: "must be a VPC ID (vpc-...)",
     _SUBNET_ID: "must be a subnet ID (subnet-...)",
     _K8S_VERSION: "must be a Kubernetes minor version such as 1.33",
     _GITHUB_OWNER: "must be a GitHub user or organization name",
-    _REPOSITORY: "must be a repository name (not owner/name)",
     _CLUSTER_NAME: "must start with a letter and hold only letters, digits and '-'",
     _SECRET_KEY_NAME: "must name a secret config key (letters, digits, '_'), such as localKubeconfig",
     _SSH_PUBLIC_KEY: "must be an OpenSSH public key (ssh-ed25519, ecdsa-sha2-nistp384 or ssh-rsa ...)",
-    _SSH_URL: "must be an ssh:// URL, such as ssh://git@git.example.com/org/fleet.git",
     ENVIRONMENT_DOMAIN_PATTERN: "must be a lowercase DNS domain such as dev.example.com",
 }
 
@@ -168,6 +161,10 @@ def _gate(check: Any) -> AfterValidator:
 DnsLabel = Annotated[str, _gate(checks.dns_label_problem)]
 Duration = Annotated[str, _gate(checks.go_duration_problem)]
 Cidr = Annotated[str, _gate(checks.ipv4_cidr_problem)]
+AvailabilityZone = Annotated[str, _gate(checks.availability_zone_problem)]
+SshUrl = Annotated[str, _gate(checks.ssh_url_problem)]
+RepositoryName = Annotated[str, _gate(checks.repository_name_problem)]
+KnownHosts = Annotated[str, _gate(checks.known_hosts_problem)]
 
 
 class _Model(BaseModel):
@@ -192,13 +189,17 @@ class TaintSpec(_Model):
     effect: TaintEffect
 
 
+_SIZES = ("min_size", "max_size", "desired_size")
+"""A node group's sizes, in the order pydantic validates them."""
+
+
 class NodeGroupSpec(_Model):
     """One EKS managed node group."""
 
     name: DnsLabel
-    instance_types: Annotated[tuple[str, ...], Field(min_length=1)]
-    min_size: Annotated[StrictInt, Field(ge=0, le=450)]
-    max_size: Annotated[StrictInt, Field(le=450)]
+    instance_types: Annotated[tuple[str, ...], _gate(checks.instance_types_problem)]
+    min_size: StrictInt
+    max_size: StrictInt
     desired_size: StrictInt | None = None
     disk_size: Annotated[StrictInt, Field(ge=20, le=16384)] = DEFAULT_DISK_SIZE_GIB
     capacity_type: CapacityType = CapacityType.ON_DEMAND
@@ -210,22 +211,14 @@ class NodeGroupSpec(_Model):
     leave ``desiredSize`` as the autoscaler set it. Off by default, because EKS refuses a ``minSize``
     raised above the current desired size, which only an update that sets ``desiredSize`` avoids."""
 
-    @field_validator("max_size")
+    @field_validator("min_size", "max_size", "desired_size")
     @classmethod
-    def _max_at_least_min(cls, value: int, info: ValidationInfo) -> int:
-        minimum = info.data.get("min_size")
-        if minimum is not None and value < minimum:
-            raise ValueError("must be >= minSize")
-        if value < 1:
-            raise ValueError("must be >= 1")
-        return value
-
-    @field_validator("desired_size")
-    @classmethod
-    def _desired_in_range(cls, value: int | None, info: ValidationInfo) -> int | None:
-        low, high = info.data.get("min_size"), info.data.get("max_size")
-        if value is not None and low is not None and high is not None and not low <= value <= high:
-            raise ValueError("must be between minSize and maxSize")
+    def _sizes_eks_accepts(cls, value: int | None, info: ValidationInfo) -> int | None:
+        # Fields validate in order: `info.data` holds the sizes before this one that passed their checks.
+        sizes = {size: info.data.get(size) for size in _SIZES} | {str(info.field_name): value}
+        for size, problem in checks.node_group_size_problems(**sizes, spell=to_camel):
+            if size == info.field_name:
+                raise ValueError(problem)
         return value
 
     @property
@@ -238,33 +231,21 @@ class NewVpcSpec(_Model):
     """A dedicated VPC the cluster builds: a public and a private subnet per availability zone."""
 
     cidr: Annotated[str, _gate(checks.vpc_cidr_problem)]
-    availability_zones: tuple[Annotated[str, Field(pattern=_AZ)], ...]
+    # The count is checked after the items, not in Field(): pydantic would report it again after an item
+    # fails.
+    availability_zones: Annotated[tuple[AvailabilityZone, ...], _gate(checks.availability_zones_problem)]
     nat_gateways: NatGateways = NatGateways.SINGLE
 
-    @field_validator("availability_zones")
-    @classmethod
-    def _unique_zones(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        # Length checks live here, not in Field(): pydantic would report them again after an item fails.
-        if not 2 <= len(value) <= 6:
-            raise ValueError("needs 2 to 6 zones")
-        if len(set(value)) != len(value):
-            raise ValueError("must not repeat a zone")
-        return value
+
+SubnetId = Annotated[str, Field(pattern=_SUBNET_ID)]
 
 
 class ExistingVpcSpec(_Model):
     """An existing VPC and its subnets."""
 
     vpc_id: Annotated[str, Field(pattern=_VPC_ID)]
-    public_subnet_ids: tuple[Annotated[str, Field(pattern=_SUBNET_ID)], ...] = ()
-    private_subnet_ids: tuple[Annotated[str, Field(pattern=_SUBNET_ID)], ...]
-
-    @field_validator("private_subnet_ids")
-    @classmethod
-    def _two_zones(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if len(value) < 2:
-            raise ValueError("needs subnets in at least two zones")
-        return value
+    public_subnet_ids: tuple[SubnetId, ...] = ()
+    private_subnet_ids: Annotated[tuple[SubnetId, ...], _gate(checks.private_subnets_problem)]
 
 
 class NetworkSpec(_Model):
@@ -321,6 +302,10 @@ class ExistingClusterSpec(_Model):
     existing: ExistingKubeconfigSpec
 
 
+def _node_group_names_problem(groups: tuple[NodeGroupSpec, ...]) -> str | None:
+    return checks.node_group_names_problem([group.name for group in groups])
+
+
 class ClusterSpec(_Model):
     """The EKS cluster."""
 
@@ -331,7 +316,7 @@ class ClusterSpec(_Model):
     # network comes before endpoint: the endpoint's check reads it.
     network: NetworkSpec
     endpoint: EndpointSpec = EndpointSpec()
-    node_groups: tuple[NodeGroupSpec, ...]
+    node_groups: Annotated[tuple[NodeGroupSpec, ...], _gate(_node_group_names_problem)]
 
     @field_validator("endpoint")
     @classmethod
@@ -339,16 +324,6 @@ class ClusterSpec(_Model):
         network: NetworkSpec | None = info.data.get("network")
         if value.access is EndpointAccess.PRIVATE and network is not None and network.existing_vpc is None:
             raise ValueError(PRIVATE_ENDPOINT_NEEDS_EXISTING_VPC)
-        return value
-
-    @field_validator("node_groups")
-    @classmethod
-    def _unique_names(cls, value: tuple[NodeGroupSpec, ...]) -> tuple[NodeGroupSpec, ...]:
-        if not value:
-            raise ValueError("needs at least one node group")
-        names = [group.name for group in value]
-        if len(set(names)) != len(names):
-            raise ValueError("node group names must be unique")
         return value
 
 
@@ -400,12 +375,12 @@ class GitSpec(_Model):
     """
 
     # url, knownHosts and deployKey come first: whether owner and repository are needed depends on them.
-    url: Annotated[str, Field(pattern=_SSH_URL)] | None = None
-    known_hosts: Annotated[str | None, Field(min_length=1, validate_default=True)] = None
+    url: SshUrl | None = None
+    known_hosts: Annotated[KnownHosts | None, Field(validate_default=True)] = None
     deploy_key: DeployKeySpec = DeployKeySpec()
     owner: Annotated[str | None, Field(pattern=_GITHUB_OWNER, validate_default=True)] = None
-    repository: Annotated[str | None, Field(pattern=_REPOSITORY, validate_default=True)] = None
-    branch: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[^\s~^:?*\[\\]+$")] = DEFAULT_BRANCH
+    repository: Annotated[RepositoryName | None, Field(validate_default=True)] = None
+    branch: Annotated[str, _gate(checks.branch_problem)] = checks.DEFAULT_BRANCH
     path: str | None = None
     scaffold: StrictBool = False
     create_repository: CreateRepositorySpec | None = None
@@ -443,10 +418,11 @@ class GitSpec(_Model):
     @model_validator(mode="after")
     def _github_for_repository_changes(self) -> GitSpec:
         wants = {"scaffold": self.scaffold, "createRepository": self.create_repository is not None}
-        asked = [key for key, wanted in wants.items() if wanted]
-        if asked and (self.owner is None or self.repository is None):
+        github_changes = [key for key, wanted in wants.items() if wanted]
+        if github_changes and (self.owner is None or self.repository is None):
             raise ValueError(
-                f"{' and '.join(asked)} commit to or create a GitHub repository: set owner and repository"
+                f"{' and '.join(github_changes)} commit to or create a GitHub repository: "
+                "set owner and repository"
             )
         return self
 
@@ -527,9 +503,11 @@ class FluxSpec(_Model):
     """
 
     install: FluxInstall = FluxInstall.HELM
-    version: Annotated[str, Field(pattern=_SEMVER)] = FLUX_CHART_VERSION
+    version: Annotated[str, _gate(checks.chart_version_problem)] = FLUX_CHART_VERSION
     namespace: DnsLabel = FLUX_NAMESPACE
-    components: tuple[FluxComponent, ...] = DEFAULT_COMPONENTS
+    components: Annotated[tuple[FluxComponent, ...], _gate(checks.flux_components_problem)] = (
+        DEFAULT_COMPONENTS
+    )
     components_extra: tuple[FluxComponent, ...] = ()
     network_policy: StrictBool = True
     tolerations: tuple[TolerationSpec, ...] = ()
@@ -544,20 +522,12 @@ class FluxSpec(_Model):
     health_checks: tuple[HealthCheckSpec, ...] = ()
     notifications: NotificationsSpec | None = None
 
-    @field_validator("components")
-    @classmethod
-    def _required_components(cls, value: tuple[FluxComponent, ...]) -> tuple[FluxComponent, ...]:
-        missing = [c.value for c in REQUIRED_COMPONENTS if c not in value]
-        if missing:
-            raise ValueError(f"must include {', '.join(missing)} (the sync needs them)")
-        return value
-
     @field_validator("components_extra")
     @classmethod
-    def _no_overlap(cls, value: tuple[FluxComponent, ...], info: ValidationInfo) -> tuple[FluxComponent, ...]:
-        overlap = sorted(c.value for c in set(value) & set(info.data.get("components", ())))
-        if overlap:
-            raise ValueError(f"repeats {', '.join(overlap)} from components")
+    def _no_repeats(cls, value: tuple[FluxComponent, ...], info: ValidationInfo) -> tuple[FluxComponent, ...]:
+        problem = checks.flux_components_extra_problem(value, info.data.get("components", ()))
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     @field_validator("notifications")
@@ -566,8 +536,9 @@ class FluxSpec(_Model):
         cls, value: NotificationsSpec | None, info: ValidationInfo
     ) -> NotificationsSpec | None:
         installed = (*info.data.get("components", ()), *info.data.get("components_extra", ()))
-        if value is not None and FluxComponent.NOTIFICATION_CONTROLLER not in installed:
-            raise ValueError("need notification-controller in components")
+        problem = None if value is None else checks.notifications_problem(installed)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     @model_validator(mode="after")
@@ -616,14 +587,15 @@ class StackConfig:
     aws_profile: str | None = None
     """``aws:profile``: the deploying runner's AWS profile, which the platform's kubeconfig must keep."""
 
-    @property
-    def platform_name(self) -> str:
-        """The prefix of every component name: ``cluster.name``, else ``gitops-<environment>``."""
-        return platform_name_of(self.environment, self.cluster)
 
+def platform_name(environment: Environment, cluster: ClusterSpec | ExistingClusterSpec) -> str:
+    """The prefix of every component name: ``cluster.name``, else ``gitops-<environment name>``.
 
-def platform_name_of(environment: Environment, cluster: ClusterSpec | ExistingClusterSpec) -> str:
-    """``cluster.name``, else ``gitops-<environment name>``."""
+    It takes the two sections, not a ``StackConfig``: the config checks the names AWS derives from it
+    before a ``StackConfig`` exists. Example::
+
+        name = platform_name(config.environment, config.cluster)
+    """
     return cluster.name or f"gitops-{environment.name}"
 
 
@@ -860,13 +832,16 @@ def named_secret_keys(raw: Mapping[str, Any]) -> tuple[str, ...]:
     Read loosely, from a config not validated yet: the offline plan plans each with a placeholder.
     """
 
-    def at(section: str, *path: str) -> Any:
+    def loosely(section: str, *path: str) -> Any:
         value: Any = raw.get(f"{PROJECT}:{section}", raw.get(section))
         for key in path:
             value = value.get(key) if isinstance(value, Mapping) else None
         return value
 
-    found = (at("cluster", "existing", "kubeconfig"), at("git", "deployKey", "existing", "privateKey"))
+    found = (
+        loosely("cluster", "existing", "kubeconfig"),
+        loosely("git", "deployKey", "existing", "privateKey"),
+    )
     return tuple(key for key in found if isinstance(key, str))
 
 
@@ -924,7 +899,7 @@ def _kubernetes_floor_problems(cluster: ClusterSpec, flux: FluxSpec) -> list[str
 
 def _derived_name_problems(environment: Environment, cluster: ClusterSpec) -> list[str]:
     """Names AWS derives from the platform's name must fit AWS's limits; say which key to shorten."""
-    name = platform_name_of(environment, cluster)
+    name = platform_name(environment, cluster)
     problems: list[str] = []
     problem = checks.cluster_component_name_problem(name)
     if problem is not None:  # only a derived name gets here: ClusterSpec checks its own `name`
@@ -964,3 +939,20 @@ def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
         problems=problems,
         aws_profile=profile,
     )
+
+
+def plan_config(raw: Mapping[str, Any], project: str, stack: str) -> Mapping[str, Any]:
+    """This program's step of the offline plan (``offline_plan(..., config_step=plan_config)``).
+
+    The secrets are set with ``pulumi config set --secret`` and are rarely in the stack file a pull
+    request sees: they are planned with placeholders rather than failing for want of a credential. Then
+    the whole config is checked, so a bad one fails with every problem listed before any resource is
+    registered. Another project's config passes through untouched.
+    """
+    if project != PROJECT:
+        return raw
+    # The stack file's own form of a secret, holding the plan's placeholder (the marker itself).
+    secret_keys = (*SECRET_KEYS, *named_secret_keys(raw))
+    planned = {**{f"{PROJECT}:{key}": {"secure": SECRET} for key in secret_keys}, **raw}
+    load_config(planned, stack=stack)
+    return planned

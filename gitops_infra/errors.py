@@ -4,11 +4,13 @@ Every error this package raises for a user mistake or an engine failure is a ``G
 caller (and the CLI) can catch one type and print ``ErrorType: message`` without a traceback::
 
     GitOpsInfraError
+    ├── ArgumentError          a function was called with a value it cannot take (also a ValueError)
     ├── ConfigError            stack config is invalid; lists every problem by its key path
     ├── EnvironmentContractError  an environment ConfigMap breaks the contract (also a ValueError)
     ├── WorkspaceError         no project here, a deleted working directory, no passphrase set
     ├── GitError               no git, not a repository, a worktree git could not make
     ├── EngineNotFoundError    no usable Pulumi CLI; says how to install one
+    ├── MissingExtraError      an optional extra is not installed; says how to install it (an ImportError)
     ├── PluginMissingError     the engine needs a plugin that is not installed
     ├── StackNameError         a stack name breaks Pulumi's rules (an empty one, above all)
     ├── StackNotFoundError     the named stack does not exist on the backend
@@ -30,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "ArgumentError",
     "CheckpointError",
     "CommitNotFoundError",
     "ConfigError",
@@ -38,6 +41,7 @@ __all__ = [
     "EnvironmentContractError",
     "GitError",
     "GitOpsInfraError",
+    "MissingExtraError",
     "OperationFailedError",
     "PluginMissingError",
     "PolicyViolation",
@@ -52,6 +56,13 @@ __all__ = [
 
 class GitOpsInfraError(Exception):
     """Base of every error gitops-infra raises on purpose."""
+
+
+class ArgumentError(GitOpsInfraError, ValueError):
+    """A function of the library was called with a value it cannot take (``parallel=0``); nothing ran.
+
+    It is a ``ValueError`` too, as Python's own functions raise for such a value.
+    """
 
 
 class ConfigError(GitOpsInfraError):
@@ -99,6 +110,18 @@ class GitError(GitOpsInfraError):
 
 class EngineNotFoundError(GitOpsInfraError):
     """No usable Pulumi CLI was found."""
+
+
+class MissingExtraError(GitOpsInfraError, ImportError):
+    """A part of gitops-infra needs the packages of an optional extra that is not installed.
+
+    ``extra`` names it; the message says how to install it (``pip install 'gitops-infra[local]'``). It is
+    an ``ImportError`` too, since it is raised where the part is imported.
+    """
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        self.extra = extra
+        super().__init__(message)
 
 
 class PluginMissingError(GitOpsInfraError):

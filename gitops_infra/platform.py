@@ -33,9 +33,9 @@ from gitops_infra.components.flux import (
     SourceSecretOptions,
     SyncOptions,
 )
-from gitops_infra.config import ClusterSpec, FluxSpec, StackConfig
+from gitops_infra.config import ClusterSpec, FluxSpec, StackConfig, platform_name
 
-__all__ = ["Platform", "build_platform", "platform_name"]
+__all__ = ["Platform", "build_platform"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,9 @@ class Platform:
 
         An existing cluster exports neither a kubeconfig (you hold it) nor an OIDC provider.
         """
-        outputs: dict[str, pulumi.Input[object]] = {"clusterName": self.config.platform_name}
+        outputs: dict[str, pulumi.Input[object]] = {
+            "clusterName": platform_name(self.config.environment, self.config.cluster)
+        }
         if self.source.public_key is not None:
             outputs["deployKeyPublicKey"] = self.source.public_key
         if self.cluster is not None:
@@ -80,11 +82,6 @@ class Platform:
 
 ENVIRONMENT_TAG = "environment"
 """The AWS tag naming the environment a resource belongs to."""
-
-
-def platform_name(config: StackConfig) -> str:
-    """The prefix of every component name: ``cluster.name``, else ``gitops-<environment>``."""
-    return config.platform_name
 
 
 def _cluster_args(config: StackConfig, cluster: ClusterSpec, tags: dict[str, str]) -> EksClusterArgs:
@@ -261,7 +258,7 @@ def _deploy_key(
 
 def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> Platform:
     """Build the whole platform for ``config``; ``opts`` apply to every top-level component."""
-    name = platform_name(config)
+    name = platform_name(config.environment, config.cluster)
     base = opts or pulumi.ResourceOptions()
     cluster, provider = _cluster(config, name, base)
     github_provider, fleet = _github(config, name, base)

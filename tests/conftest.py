@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from .engine.conftest import ENGINE
+from .support import find_engine
 
 
 def pytest_report_header() -> str:
     # Only initial conftests may add to the header, so the engine tests' one is reported from here.
-    if ENGINE is None:
+    engine = find_engine()
+    if engine is None:
         return "pulumi engine: not found (run `make setup`)"
-    return f"pulumi engine: {ENGINE.bin_dir / 'pulumi'} ({ENGINE.version})"
+    return f"pulumi engine: {engine.pulumi} ({engine.version})"

@@ -3,6 +3,14 @@
 A thin wrapper over ``pulumi.automation``: each function takes a stack name and options, runs the real
 engine, and returns a frozen result; every failure is a :class:`~gitops_infra.errors.GitOpsInfraError`.
 
+The public modules are the operations, one concept each (``operations``: preview, up, refresh, history;
+``drift``, ``rollback``, ``promotion``, ``teardown``, ``fleet``, ``recovery``, ``plan``, ``signals``),
+their ``results`` and ``options``. No module is named after a function it exports: importing it would
+replace the function on the package. The modules with a leading ``_`` are plumbing: the engine boundary
+(``_engine``), the resolved target (``_target``), the shared engine work (``_work``), the files Pulumi
+keeps (``_stack_files``, ``_file_backend``), git, processes, and the one door to Pulumi's internals
+(``_compat``). ``__all__`` below is the API.
+
 Example::
 
     from gitops_infra.automation import StackOptions, detect_drift, rollback_to_commit, up
@@ -18,8 +26,7 @@ from typing import TYPE_CHECKING
 from gitops_infra._lazy import exports
 
 if TYPE_CHECKING:
-    from .constants import DEFAULT_PARALLEL, PREVIOUS
-    from .destroy import destroy
+    from ._stack_name import StackName, parse_stack_name
     from .drift import detect_drift
     from .fleet import (
         FleetDrift,
@@ -32,14 +39,16 @@ if TYPE_CHECKING:
         status,
         status_all,
     )
-    from .markdown import to_markdown
-    from .operations import history, preview, refresh, require_promoted, up
-    from .plan import COMPUTED, Plan, PlannedResource, offline_plan
-    from .promote import promote
-    from .recover import RecoverResult, recover
+    from .operations import history, preview, refresh, up
+    from .options import DEFAULT_PARALLEL, PREVIOUS, EventCallback, StackOptions
+    from .plan import COMPUTED, ConfigStep, Plan, PlannedResource, offline_plan
+    from .promotion import promote, require_promoted
+    from .recovery import RecoverResult, recover
     from .results import (
         SECRET,
         Deployment,
+        DeploymentKind,
+        DeploymentResult,
         DestroyResult,
         DriftedResource,
         DriftKind,
@@ -52,12 +61,15 @@ if TYPE_CHECKING:
     )
     from .rollback import rollback_to_commit
     from .signals import Interruption, cancel_on_signals
-    from .stack_target import StackOptions
+    from .teardown import destroy
 
 _EXPORTS = {
-    "gitops_infra.automation.destroy": ("destroy",),
+    "gitops_infra.automation._stack_name": (
+        "StackName",
+        "parse_stack_name",
+    ),
+    "gitops_infra.automation.teardown": ("destroy",),
     "gitops_infra.automation.drift": ("detect_drift",),
-    "gitops_infra.automation.constants": ("DEFAULT_PARALLEL", "PREVIOUS"),
     "gitops_infra.automation.fleet": (
         "FleetDrift",
         "StackDrift",
@@ -69,28 +81,38 @@ _EXPORTS = {
         "status",
         "status_all",
     ),
-    "gitops_infra.automation.markdown": ("to_markdown",),
     "gitops_infra.automation.operations": (
         "history",
         "preview",
         "refresh",
-        "require_promoted",
         "up",
+    ),
+    "gitops_infra.automation.options": (
+        "DEFAULT_PARALLEL",
+        "PREVIOUS",
+        "EventCallback",
+        "StackOptions",
     ),
     "gitops_infra.automation.plan": (
         "COMPUTED",
+        "ConfigStep",
         "Plan",
         "PlannedResource",
         "offline_plan",
     ),
-    "gitops_infra.automation.promote": ("promote",),
-    "gitops_infra.automation.recover": (
+    "gitops_infra.automation.promotion": (
+        "promote",
+        "require_promoted",
+    ),
+    "gitops_infra.automation.recovery": (
         "RecoverResult",
         "recover",
     ),
     "gitops_infra.automation.results": (
         "SECRET",
         "Deployment",
+        "DeploymentKind",
+        "DeploymentResult",
         "DestroyResult",
         "DriftedResource",
         "DriftKind",
@@ -106,7 +128,6 @@ _EXPORTS = {
         "Interruption",
         "cancel_on_signals",
     ),
-    "gitops_infra.automation.stack_target": ("StackOptions",),
 }
 
 __all__ = [
@@ -114,11 +135,15 @@ __all__ = [
     "DEFAULT_PARALLEL",
     "PREVIOUS",
     "SECRET",
+    "ConfigStep",
     "Deployment",
+    "DeploymentKind",
+    "DeploymentResult",
     "DestroyResult",
     "DriftKind",
     "DriftReport",
     "DriftedResource",
+    "EventCallback",
     "FleetDrift",
     "Interruption",
     "Plan",
@@ -130,6 +155,7 @@ __all__ = [
     "StackDrift",
     "StackError",
     "StackLock",
+    "StackName",
     "StackOptions",
     "StackStatus",
     "Step",
@@ -140,6 +166,7 @@ __all__ = [
     "detect_drift_all",
     "history",
     "offline_plan",
+    "parse_stack_name",
     "preview",
     "project_stacks",
     "promote",
@@ -149,7 +176,6 @@ __all__ = [
     "rollback_to_commit",
     "status",
     "status_all",
-    "to_markdown",
     "up",
 ]
 

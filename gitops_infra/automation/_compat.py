@@ -1,4 +1,8 @@
-"""The one door to Pulumi's private internals. Nothing else in gitops_infra imports a ``_`` name from pulumi.
+"""The one door to Pulumi's private internals: nothing else in gitops_infra touches them.
+
+"Private" is a ``_`` name in pulumi, and anything from pulumi's runtime submodules
+(``pulumi.runtime.rpc``, ``.mocks``, ``.proto``, ``.stack``, ``.settings``, ``.sync_await``) or its
+protobufs, which are not its public API. ``tests/unit/test_layering.py`` fails on one used elsewhere.
 
 Each item says what it is for and which upstream change would break it. The unit tests run against the
 newest ``pulumi`` setup installs and against the lowest one ``pyproject.toml`` allows (``make
@@ -8,16 +12,42 @@ test-floor``), so a break in either shows here first.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+import pulumi
+from google.protobuf import json_format
 from pulumi.automation import CommandResult, EngineEvent, LocalWorkspace, Stack
 from pulumi.automation import _stack as upstream_stack
 from pulumi.runtime import rpc
+from pulumi.runtime.mocks import MockMonitor
+from pulumi.runtime.proto import provider_pb2, resource_pb2
 from pulumi.runtime.settings import SETTINGS
+from pulumi.runtime.stack import Stack as RootStack
 from pulumi.runtime.sync_await import _ensure_event_loop
 
-__all__ = ["SECRET_SIG", "SECRET_SIG_KEY", "drain_event_loop", "run_pulumi_cmd", "run_streamed"]
+__all__ = [
+    "SECRET_SIG",
+    "SECRET_SIG_KEY",
+    "STACK_TYPE",
+    "UNKNOWN",
+    "Registration",
+    "RegistrationMonitor",
+    "drain_event_loop",
+    "reset_root_exports",
+    "run_pulumi_cmd",
+    "run_streamed",
+]
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+"""The type of the resource every program's root is: the stack, which holds the stack outputs."""
+
+UNKNOWN: str = rpc.UNKNOWN
+"""The value a property has while only the cloud can compute it (during a preview).
+
+Breaks if ``pulumi.runtime.rpc`` drops ``UNKNOWN``; the value itself is part of the wire protocol.
+"""
 
 SECRET_SIG_KEY: str = rpc._special_sig_key
 """The key that marks a special value (a secret, an asset) in the engine's property payloads.
@@ -41,7 +71,7 @@ def drain_event_loop() -> None:
     ``_sync_await`` runs on, or if ``SETTINGS.outputs``/``SETTINGS.lock`` (failed outputs kept "to pick
     up at program exit") change shape.
     """
-    loop = _ensure_event_loop()  # type: ignore[no-untyped-call]
+    loop = _ensure_event_loop()
     if loop.is_running():
         return
     while pending := [task for task in asyncio.all_tasks(loop) if not task.done()]:
@@ -81,3 +111,127 @@ def run_streamed(stack: Stack, args: list[str], on_event: Callable[[EngineEvent]
     finally:
         upstream_stack._cleanup(temp_dir, watcher, stop, None, server)
     return result
+
+
+# -- mocked runs (the offline plan and the unit tests) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One ``RegisterResource`` request as plain data, and the URN the mocked engine gave it.
+
+    ``inputs`` and ``replacement_trigger`` are the wire form (JSON-ified ``Struct``/``Value``), with
+    secrets and unknowns still marked as the engine marks them; ``_recording`` reads them.
+    """
+
+    type: str
+    name: str
+    urn: str
+    custom: bool
+    parent: str
+    dependencies: tuple[str, ...]
+    """Every URN the resource waits for: its ``depends_on`` and the resources behind its inputs."""
+    property_dependencies: Mapping[str, tuple[str, ...]]
+    """For each input, the URNs of the resources its value came from."""
+    provider: str
+    inputs: Mapping[str, Any]
+    replacement_trigger: Any
+    """``None`` when the request sets none."""
+    delete_before_replace: bool
+    retain_on_delete: bool
+    ignore_changes: tuple[str, ...]
+    custom_timeouts: Mapping[str, str]
+    """The ``customTimeouts`` the program set, by operation (``create``, ``update``, ``delete``)."""
+
+
+def _registration(request: Any, urn: str) -> Registration:
+    # Breaks if RegisterResourceRequest renames its fields (resource.proto).
+    trigger = (
+        json_format.MessageToDict(request.replacement_trigger)
+        if request.HasField("replacement_trigger")
+        else None
+    )
+    return Registration(
+        type=request.type,
+        name=request.name,
+        urn=urn,
+        custom=bool(request.custom),
+        parent=request.parent,
+        dependencies=tuple(request.dependencies),
+        property_dependencies={
+            key: tuple(deps.urns) for key, deps in sorted(request.propertyDependencies.items())
+        },
+        provider=request.provider,
+        inputs=json_format.MessageToDict(request.object),
+        replacement_trigger=trigger,
+        delete_before_replace=bool(request.deleteBeforeReplace),
+        retain_on_delete=bool(request.retainOnDelete),
+        ignore_changes=tuple(request.ignoreChanges),
+        custom_timeouts={
+            op: value
+            for op in ("create", "update", "delete")
+            if (value := getattr(request.customTimeouts, op, ""))
+        },
+    )
+
+
+class RegistrationMonitor(MockMonitor):
+    """pulumi's ``MockMonitor``, which hands each registration to :meth:`registered` as plain data.
+
+    ``MockResourceArgs`` carries neither the parent nor the dependencies of a resource, so they are read
+    from the ``RegisterResourceRequest`` itself, components included. It also:
+
+    - answers method calls on components (``eks.Cluster.get_kubeconfig``) through ``Mocks.call``, as
+      invokes are answered: upstream's ``MockMonitor`` has no ``Call``;
+    - reports the ``resourceReferences`` feature as unsupported. Otherwise a resource passed as an input
+      (``eks.ManagedNodeGroup(cluster=...)``) is deserialized on the monitor's thread, and a run fails
+      now and then with "attached to a different loop". Without the feature, resources are sent as
+      their URN or ID, deterministically.
+
+    Breaks if ``MockMonitor`` changes how it answers ``RegisterResource``, ``Invoke``,
+    ``SupportsFeature`` or ``GetDeploymentInfo``, or the protobufs change shape.
+    """
+
+    def registered(self, registration: Registration) -> None:
+        """Called with every registration but the root stack's."""
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        if request.type != STACK_TYPE:
+            self.registered(_registration(request, response.urn))
+        return response
+
+    def Call(self, request: Any) -> Any:
+        invoke = resource_pb2.ResourceInvokeRequest(
+            tok=request.tok, args=request.args, provider=request.provider
+        )
+        response = self.Invoke(invoke)
+        return provider_pb2.CallResponse(
+            failures=response.failures, **{"return": getattr(response, "return")}
+        )
+
+    def SupportsFeature(self, request: Any) -> Any:
+        if request.id == "resourceReferences":
+            return type("SupportsFeatureResponse", (object,), {"hasSupport": False})
+        return super().SupportsFeature(request)
+
+    def GetDeploymentInfo(self, request: Any) -> Any:
+        info = super().GetDeploymentInfo(request)
+        references = resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES
+        features = [f for f in info.supportedFeatures if f != references]
+        return resource_pb2.DeploymentInfo(supportedFeatures=features)
+
+
+def reset_root_exports() -> dict[str, Any]:
+    """The stack outputs the next mocked run exports, emptied first; the run fills this very dict.
+
+    Under mocks the root stack resource outlives a run, and with it every run's exports. Breaks if
+    ``pulumi.runtime.stack.Stack`` stops keeping its exports in ``outputs``, or ``set_mocks`` stops
+    making that resource the root.
+    """
+    root = pulumi.runtime.get_root_resource()
+    if not isinstance(root, RootStack):
+        raise RuntimeError("pulumi.runtime.set_mocks made no root stack resource")
+    outputs: dict[str, Any] = root.outputs
+    outputs.clear()
+    return outputs

@@ -1,6 +1,6 @@
 """The one boundary where ``pulumi.automation`` is called and its errors become ours.
 
-Every operation runs its engine work through :func:`run`, which selects (or creates) the stack, retries
+Every operation runs its engine work through :func:`run_engine`, which selects (or creates) the stack, retries
 while the stack is locked if the caller opted in, and translates upstream exceptions in one context
 manager, :func:`map_engine_errors` (as httpx's ``map_httpcore_exceptions``), with ``raise ... from exc``.
 Nothing else in the package catches ``pulumi.automation`` errors.
@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from pulumi import automation as auto
-from pulumi.automation import errors as upstream
 
 from ..errors import (
     EngineNotFoundError,
@@ -33,10 +32,11 @@ from ..errors import (
     StackNotFoundError,
 )
 from ..redaction import safe_url
-from .readiness import AWAIT_FAILURE, not_ready_reasons
-from .stack_target import INSTALL_HINT, EventCallback, StackTarget
+from ._readiness import AWAIT_FAILURE, not_ready_reasons
+from ._target import INSTALL_HINT, StackTarget
+from .options import EventCallback
 
-__all__ = ["EngineEvents", "map_engine_errors", "run"]
+__all__ = ["EngineEvents", "map_engine_errors", "run_engine"]
 
 T = TypeVar("T")
 
@@ -89,7 +89,7 @@ def _bug_report(text: str) -> list[str]:
     return [headline, *fields] if headline and fields else fields
 
 
-def _engine_message(exc: upstream.CommandError) -> str:
+def _engine_message(exc: auto.CommandError) -> str:
     """What the engine said went wrong, from the text of a failed command, deduplicated."""
     # pulumi.automation keeps only the command's text (code, stdout, stderr) on the exception.
     text = str(exc)
@@ -136,52 +136,44 @@ def _not_ready(stack: auto.Stack | None, message: str) -> list[str]:
         return []
     try:
         return not_ready_reasons(stack.export_stack().deployment or {})
-    except (upstream.CommandError, ValueError, TypeError):
+    except (auto.CommandError, ValueError, TypeError):
         return []  # the engine's own message still stands
 
 
-def _translate(exc: Exception, target: StackTarget, operation: str, events: EngineEvents) -> GitOpsInfraError:
-    if isinstance(exc, upstream.StackNotFoundError):
+def _translate(
+    exc: auto.CommandError, target: StackTarget, operation: str, events: EngineEvents
+) -> GitOpsInfraError:
+    """What a failed engine command means: a missing stack, a policy, a plugin, or the engine's message."""
+    if isinstance(exc, auto.StackNotFoundError):
         return StackNotFoundError(
             f"stack {target.stack!r} not found on {safe_url(target.backend_url)}; check the name, or "
             "create it with `gitops-infra up --create` (create=True in Python)",
             stack=target.stack,
         )
-    if isinstance(exc, upstream.ConcurrentUpdateError):
-        return _locked(target)
-    if isinstance(exc, upstream.CommandError):
-        message = _engine_message(exc)
-        violations = [_violation(event) for event in events.policy_events]
-        if any(v.level == "mandatory" for v in violations):
-            listed = "; ".join(
-                f"{v.pack}/{v.policy} on {v.urn or 'the stack'}: {v.message}"
-                for v in violations
-                if v.level == "mandatory"
-            )
-            count = sum(v.level == "mandatory" for v in violations)
-            return PolicyViolationError(
-                f"{operation} on stack {target.stack!r} blocked by {count} mandatory policy "
-                f"violation{'s' if count != 1 else ''}: {listed}",
-                stack=target.stack,
-                operation=operation,
-                violations=violations,
-                engine_message=message,
-            )
-        if _PLUGIN_MISSING.search(message):
-            return PluginMissingError(
-                f"{operation} on stack {target.stack!r} needs a missing plugin: {message}"
-            )
-        not_ready = _not_ready(events.stack, message)
-        return OperationFailedError(
-            f"{operation} on stack {target.stack!r} failed: {'; '.join([*not_ready, message])}",
+    message = _engine_message(exc)
+    violations = [_violation(event) for event in events.policy_events]
+    mandatory = [v for v in violations if v.level == "mandatory"]
+    if mandatory:
+        listed = "; ".join(f"{v.pack}/{v.policy} on {v.urn or 'the stack'}: {v.message}" for v in mandatory)
+        count = len(mandatory)
+        return PolicyViolationError(
+            f"{operation} on stack {target.stack!r} blocked by {count} mandatory policy "
+            f"violation{'s' if count != 1 else ''}: {listed}",
             stack=target.stack,
             operation=operation,
+            violations=violations,
             engine_message=message,
-            not_ready=not_ready,
         )
-    if isinstance(exc, upstream.InvalidVersionError):
-        return EngineNotFoundError(f"{exc}; {INSTALL_HINT}")
-    raise exc
+    if _PLUGIN_MISSING.search(message):
+        return PluginMissingError(f"{operation} on stack {target.stack!r} needs a missing plugin: {message}")
+    not_ready = _not_ready(events.stack, message)
+    return OperationFailedError(
+        f"{operation} on stack {target.stack!r} failed: {'; '.join([*not_ready, message])}",
+        stack=target.stack,
+        operation=operation,
+        engine_message=message,
+        not_ready=not_ready,
+    )
 
 
 # The file backend lists a stack's lock files, then reads each: when the holder releases its lock in
@@ -237,20 +229,20 @@ class EngineEvents:
 def map_engine_errors(target: StackTarget, operation: str, events: EngineEvents) -> Iterator[None]:
     """Translate every ``pulumi.automation`` error raised inside into a ``GitOpsInfraError``.
 
-    Lock contention becomes ``StackLockedError`` (which :func:`run` may retry); anything we do not
+    Lock contention becomes ``StackLockedError`` (which :func:`run_engine` may retry); anything we do not
     know passes through unchanged.
     """
     try:
         yield
-    except upstream.CommandError as exc:
-        if isinstance(exc, upstream.ConcurrentUpdateError) or _LOCK_RACE.search(str(exc)):
+    except auto.CommandError as exc:
+        if isinstance(exc, auto.ConcurrentUpdateError) or _LOCK_RACE.search(str(exc)):
             raise _locked(target) from exc
         raise _translate(exc, target, operation, events) from exc
-    except upstream.InvalidVersionError as exc:
-        raise _translate(exc, target, operation, events) from exc
+    except auto.InvalidVersionError as exc:
+        raise EngineNotFoundError(f"{exc}; {INSTALL_HINT}") from exc
 
 
-def run(
+def run_engine(
     target: StackTarget,
     operation: str,
     work: Callable[[auto.Stack, EngineEvents], T],

@@ -1,64 +1,40 @@
-"""Record the resource graph a Pulumi program registers under ``pulumi.runtime.set_mocks``.
+"""Run a Pulumi program under ``pulumi.runtime.set_mocks`` and record the resource graph it registers.
 
-Used by the offline plan and by the unit tests. ``MockResourceArgs`` carries neither the parent nor the
-dependencies of a resource, so :class:`RecordingMonitor` reads them from the ``RegisterResourceRequest``
-itself, components included.
-
-It also answers method calls on components (``eks.Cluster.get_kubeconfig``) through ``Mocks.call``, as
-invokes are answered: upstream's ``MockMonitor`` has no ``Call``. And it reports the
-``resourceReferences`` feature as unsupported. Otherwise a resource passed as an
-input (``eks.ManagedNodeGroup(cluster=...)``) is deserialized on the monitor's thread, and a run fails now
-and then with "attached to a different loop". Without the feature, resources are sent as their URN or ID,
-deterministically.
+:func:`run_mocked` is the one runner of a program under mocks: the offline plan runs the stack program
+through it, and the unit tests run the components through it. Each registration arrives through the
+door's :class:`~gitops_infra.automation._compat.RegistrationMonitor` as plain data, parent and
+dependencies included, and is kept as a :class:`Registered` with its inputs unwrapped.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
-from google.protobuf import json_format
-from pulumi.runtime.mocks import MockMonitor
-from pulumi.runtime.proto import provider_pb2, resource_pb2
 
-from .wire import STACK_TYPE, UNKNOWN, is_secret_payload, secret_payload_value
+from ._compat import Registration, RegistrationMonitor, drain_event_loop
+from ._wire import STACK_TYPE, UNKNOWN, is_secret_payload, secret_payload_value
 
-__all__ = ["COMPUTED", "STACK_TYPE", "Graph", "RecordingMonitor", "Registered"]
+__all__ = ["COMPUTED", "STACK_TYPE", "Graph", "RecordingMonitor", "Registered", "run_mocked"]
 
 COMPUTED = "<computed>"
 """How a value that only the cloud can compute (unknown during a preview) is recorded."""
 
 
 @dataclass(frozen=True)
-class Registered:
-    """One registered resource, as the engine would have seen it.
+class Registered(Registration):
+    """One registered resource, as the engine would have seen it, its inputs unwrapped to plain values.
 
     ``inputs`` hold secret values in the clear (tests assert on them); ``secret_paths`` says which are
-    secret, so anything shown to a person must go through :meth:`redacted_inputs`.
+    secret, so anything shown to a person must go through :meth:`redacted_inputs`. ``dependencies`` are
+    every URN the resource waits for: its ``depends_on`` and the resources behind its inputs.
     """
 
-    type: str
-    name: str
-    urn: str
-    custom: bool
-    parent: str
-    dependencies: tuple[str, ...]
-    """Every URN this resource waits for: its ``depends_on`` and the resources behind its inputs."""
-    property_dependencies: dict[str, tuple[str, ...]]
-    """For each input, the URNs of the resources its value came from."""
-    provider: str
-    inputs: dict[str, Any]
-    secret_paths: frozenset[str]
-    replacement_trigger: Any
-    delete_before_replace: bool
-    retain_on_delete: bool
-    ignore_changes: tuple[str, ...] = ()
-    custom_timeouts: dict[str, str] = field(default_factory=dict)
-    """The ``customTimeouts`` the program set, by operation (``create``, ``update``, ``delete``)."""
+    secret_paths: frozenset[str] = frozenset()
 
     def input(self, path: str) -> Any:
         """The input at a dotted path (``metadata.name``, ``routes.0.cidrBlock``)."""
@@ -131,68 +107,57 @@ def _unwrap(value: Any, path: str, secrets: set[str]) -> Any:
     return value
 
 
-class RecordingMonitor(MockMonitor):
-    """A ``MockMonitor`` that records each registration and does not support resource references."""
+class RecordingMonitor(RegistrationMonitor):
+    """Records each registration into :attr:`graph` (the mocks answer it as usual)."""
 
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks)
         self.graph = Graph()
         self._lock = threading.Lock()
 
-    def RegisterResource(self, request: Any) -> Any:
-        response = super().RegisterResource(request)
-        if request.type == STACK_TYPE:
-            return response
+    def registered(self, registration: Registration) -> None:
         secrets: set[str] = set()
-        inputs = _unwrap(json_format.MessageToDict(request.object), "", secrets)
-        trigger = (
-            _unwrap(json_format.MessageToDict(request.replacement_trigger), "", set())
-            if request.HasField("replacement_trigger")
-            else None
-        )
-        registered = Registered(
-            type=request.type,
-            name=request.name,
-            urn=response.urn,
-            custom=bool(request.custom),
-            parent=request.parent,
-            dependencies=tuple(request.dependencies),
-            property_dependencies={
-                key: tuple(deps.urns) for key, deps in sorted(request.propertyDependencies.items())
+        inputs = _unwrap(dict(registration.inputs), "", secrets)
+        trigger = registration.replacement_trigger
+        recorded = Registered(
+            **{
+                **vars(registration),
+                "inputs": inputs,
+                "replacement_trigger": None if trigger is None else _unwrap(trigger, "", set()),
             },
-            provider=request.provider,
-            inputs=inputs,
             secret_paths=frozenset(secrets),
-            replacement_trigger=trigger,
-            delete_before_replace=bool(request.deleteBeforeReplace),
-            retain_on_delete=bool(request.retainOnDelete),
-            ignore_changes=tuple(request.ignoreChanges),
-            custom_timeouts={
-                op: value
-                for op in ("create", "update", "delete")
-                if (value := getattr(request.customTimeouts, op, ""))
-            },
         )
         with self._lock:
-            self.graph.resources.append(registered)
-        return response
+            self.graph.resources.append(recorded)
 
-    def Call(self, request: Any) -> Any:
-        invoke = resource_pb2.ResourceInvokeRequest(
-            tok=request.tok, args=request.args, provider=request.provider
-        )
-        response = self.Invoke(invoke)
-        return provider_pb2.CallResponse(
-            failures=response.failures, **{"return": getattr(response, "return")}
-        )
 
-    def SupportsFeature(self, request: Any) -> Any:
-        if request.id == "resourceReferences":
-            return type("SupportsFeatureResponse", (object,), {"hasSupport": False})
-        return super().SupportsFeature(request)
+def run_mocked(
+    program: Callable[[], Any],
+    mocks: pulumi.runtime.Mocks,
+    *,
+    project: str,
+    stack: str,
+    preview: bool,
+    config: Mapping[str, str] | None = None,
+    secret_keys: Sequence[str] = (),
+) -> Graph:
+    """Run ``program`` under ``mocks`` (``pulumi.runtime.test``) and return what it registered.
 
-    def GetDeploymentInfo(self, request: Any) -> Any:
-        info = super().GetDeploymentInfo(request)
-        references = resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES
-        features = [f for f in info.supportedFeatures if f != references]
-        return resource_pb2.DeploymentInfo(supportedFeatures=features)
+    ``program`` may return an ``Output`` or an awaitable, which the run waits for (how a caller reads
+    values only known once the program's resources resolve). Whatever the program leaves pending on the
+    event loop every run in this process shares is run out afterwards, even when it fails, so it cannot
+    fail the next run with this one's error. The program's exception propagates unchanged.
+    """
+    monitor = RecordingMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+    pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
+
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]  # pulumi's decorator is unannotated
+    def execute() -> Any:
+        return program()
+
+    try:
+        execute()
+    finally:
+        drain_event_loop()
+    return monitor.graph

@@ -1,11 +1,11 @@
 """``up``, ``refresh`` and ``destroy`` as one engine command each, their results read from its events.
 
 ``pulumi.automation`` follows each of these commands with ``pulumi stack output`` and ``pulumi stack
-history --page-size 1``: two more CLI starts, about 0.2 s each here, for answers the engine has already
-streamed. The summary event holds the resource changes, and the stack resource's outputs event holds the
-stack outputs, each secret one masked as the engine's display masks it. So the command runs alone, and its
-result is read from its events; the version and commit it was recorded under come from
-:func:`~gitops_infra.automation.operations.latest_deployment`.
+history --page-size 1``: two more CLI starts (bench/ measures their cost), for answers the engine has
+already streamed. The summary event holds the resource changes, and the stack resource's outputs event
+holds the stack outputs, each secret one masked as the engine's display masks it. So the command runs
+alone, and its result is read from its events; the version and commit it was recorded under come from
+:func:`~gitops_infra.automation._work.latest_deployment`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 
 from pulumi import automation as auto
 
-from .._pulumi_compat import run_streamed
-from .engine import EngineEvents
+from ._compat import run_streamed
+from ._engine import EngineEvents
+from ._wire import STACK_TYPE, masked
 from .results import changes_of
-from .wire import STACK_TYPE, masked
 
 __all__ = ["Streamed", "run_command"]
 
@@ -37,8 +37,8 @@ class Streamed:
     destroy removes the stack resource)."""
 
 
-def run_command(s: auto.Stack, events: EngineEvents, command: str, *flags: str) -> Streamed:
-    """Run ``pulumi <command> --yes --skip-preview <flags>`` on ``s``; return what its events said.
+def run_command(pulumi_stack: auto.Stack, events: EngineEvents, command: str, *flags: str) -> Streamed:
+    """Run ``pulumi <command> --yes --skip-preview <flags>`` on ``pulumi_stack``; return what its events said.
 
     An engine whose summary came too late (one that streams through a log file, before 3.206) is asked
     for its newest history entry instead.
@@ -54,11 +54,10 @@ def run_command(s: auto.Stack, events: EngineEvents, command: str, *flags: str) 
         if done is not None and done.metadata.type == STACK_TYPE and done.metadata.new is not None:
             outputs = masked(done.metadata.new.outputs or {})
 
-    run_streamed(
-        s, [command, "--yes", "--skip-preview", "--exec-kind", EXEC_KIND, *flags], events.callback(collect)
-    )
+    args = [command, "--yes", "--skip-preview", "--exec-kind", EXEC_KIND, *flags]
+    run_streamed(pulumi_stack, args, events.callback(collect))
     if changes is None:
-        newest = s.history(page_size=1, show_secrets=False)
+        newest = pulumi_stack.history(page_size=1, show_secrets=False)
         changes = changes_of((newest[0].resource_changes or {}) if newest else {})
     return Streamed(changes=changes, outputs=outputs)
 

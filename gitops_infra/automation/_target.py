@@ -3,7 +3,7 @@
 The defaults work with no account and no login:
 
 - **Project**: ``work_dir``, or the nearest directory at or above the current one that holds a
-  ``Pulumi.yaml``.
+  ``Pulumi.yaml``; its settings are read once, into :class:`Project`, and passed on from there.
 - **Engine**: ``<project>/.tools/pulumi/bin/pulumi`` when setup built one there, otherwise ``pulumi``
   on ``PATH``.
 - **Backend**: ``PULUMI_BACKEND_URL`` when set, otherwise a local file backend at
@@ -21,34 +21,29 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pulumi import automation as auto
 
-from .._pulumi_compat import run_pulumi_cmd
 from ..errors import ConfigError, EngineNotFoundError, StackNameError, WorkspaceError
 from ..redaction import SECRET, masked_values, safe_url
-from .file_backend import FileBackendStack
-from .stack_files import PROJECT_FILE, find_settings, read_mapping
-from .stack_name import StackName, parse_stack_name
+from ._compat import run_pulumi_cmd
+from ._file_backend import FileBackendStack
+from ._stack_files import PROJECT_FILE, find_settings, read_mapping
+from ._stack_name import StackName, parse_stack_name
+from .options import EventCallback, StackOptions
 
 __all__ = [
     "DEFAULT_STATE_DIR",
     "ENGINE_BIN_DIR",
-    "EventCallback",
-    "StackOptions",
+    "Project",
     "StackTarget",
-    "checked_stack_name",
     "current_directory",
-    "find_project",
-    "project_file",
-    "project_name",
+    "find_project_dir",
 ]
-
-EventCallback = Callable[[auto.EngineEvent], None]
 
 DEFAULT_STATE_DIR = ".pulumi-state"
 """The local file backend's directory inside the project, used when ``PULUMI_BACKEND_URL`` is unset."""
@@ -63,33 +58,11 @@ INSTALL_HINT = (
 )
 
 
-@dataclass(frozen=True)
-class StackOptions:
-    """Where and how an operation runs. Every field has a default that works with no account."""
-
-    work_dir: Path | None = None
-    """The Pulumi project directory (holding ``Pulumi.yaml``); found from the current directory if unset."""
-    backend_url: str | None = None
-    """Overrides ``PULUMI_BACKEND_URL`` and the local default."""
-    env: Mapping[str, str] = field(default_factory=dict)
-    """Extra environment for the engine, on top of this process's environment."""
-    on_event: EventCallback | None = None
-    """Called with each engine event as it streams, for progress displays."""
-    lock_wait: float = 0.0
-    """Seconds to keep retrying while another update holds the stack's lock; 0 fails at once."""
-
-    def __repr__(self) -> str:
-        return (
-            f"StackOptions(work_dir={self.work_dir!r}, backend_url={safe_url(self.backend_url)!r}, "
-            f"env={masked_values(self.env)!r}, on_event={self.on_event!r}, lock_wait={self.lock_wait!r})"
-        )
-
-
 # One PulumiCommand per engine binary, made once per process: making one runs `pulumi version`, a
-# subprocess measured at 0.17 s (median of 10, v3.274.1 here) that would otherwise come with every
-# operation. `PulumiCommand(skip_version_check=True)` does not avoid it: it skips only the comparison,
-# and still runs `pulumi version` in its constructor (pulumi/automation/_cmd.py, 3.261 to 3.272). Keyed
-# on the binary's path, size and mtime, so a rebuilt or replaced engine is checked again.
+# subprocess that would otherwise come with every operation (bench/ measures it).
+# `PulumiCommand(skip_version_check=True)` does not avoid it: it skips only the comparison, and still
+# runs `pulumi version` in its constructor (pulumi/automation/_cmd.py, 3.261 to 3.272). Keyed on the
+# binary's path, size and mtime, so a rebuilt or replaced engine is checked again.
 _COMMANDS: dict[tuple[Path, int, int], auto.PulumiCommand] = {}
 
 
@@ -114,9 +87,8 @@ class _LocalWorkspace(auto.LocalWorkspace):
 
     - With ``select=False``, selecting a stack runs nothing: every stack command names the stack with
       ``--stack`` and fails on a missing one with the same ``StackNotFoundError`` that
-      ``pulumi stack select`` would raise, so that extra engine call only persisted the selection. It
-      costs 0.19 s (median of 10, v3.274.1, file backend), against 1.72 s for a whole ``pulumi preview``
-      of a one-resource stack: 11 % of the smallest operation, kept off every one.
+      ``pulumi stack select`` would raise, so that extra engine call only persisted the selection, at a
+      cost that is a sizeable share of the smallest operation (bench/ measures it).
     - Stack outputs come from one masked ``pulumi stack output --json``: our results mask every secret
       output, so the second, decrypting call the base class makes only produced plaintext to discard.
     """
@@ -145,8 +117,11 @@ def current_directory() -> Path:
         ) from None
 
 
-def find_project(start: Path | None = None) -> Path:
-    """The nearest directory at or above ``start`` (the current one by default) holding a ``Pulumi.yaml``."""
+def find_project_dir(start: Path | None = None) -> Path:
+    """The nearest directory at or above ``start`` (the current one by default) holding a ``Pulumi.yaml``.
+
+    Its settings are not read: :meth:`Project.find` reads them.
+    """
     start = (start or current_directory()).resolve()
     for directory in (start, *start.parents):
         if find_settings(directory, PROJECT_FILE) is not None:
@@ -154,20 +129,59 @@ def find_project(start: Path | None = None) -> Path:
     raise WorkspaceError(f"no Pulumi.yaml in {start} or any directory above it (pass --cwd, or work_dir)")
 
 
-def project_file(project: Path) -> Path:
-    """The project's settings file: ``Pulumi.yaml`` (or ``.yml``, ``.json``)."""
-    return find_settings(project, PROJECT_FILE) or project / f"{PROJECT_FILE}.yaml"
+@dataclass(frozen=True)
+class Project:
+    """A Pulumi project: its directory and its settings (``Pulumi.yaml``), read once.
 
+    Every reader of the project's settings (its name, its program, its runtime) reads them from here.
+    """
 
-def project_name(project: Path) -> str:
-    """The ``name:`` in the project's ``Pulumi.yaml`` (read through the guarded loader)."""
-    name = read_mapping(project_file(project)).get("name")
-    if not isinstance(name, str) or not name:
-        raise ConfigError([f"{project_file(project).name}.name: required (the project's name)"])
-    return name
+    path: Path
+    settings_file: Path
+    """``Pulumi.yaml`` (or ``.yml``, ``.json``)."""
+    settings: Mapping[str, Any]
+
+    @classmethod
+    def load(cls, path: Path, *, shown_as: str | None = None) -> Project:
+        """The project whose settings are in ``path``, read through the guarded loader.
+
+        ``shown_as`` names the settings file in an error (a commit's copy, say).
+        """
+        settings_file = find_settings(path, PROJECT_FILE) or path / f"{PROJECT_FILE}.yaml"
+        settings = read_mapping(settings_file, shown_as=shown_as)
+        return cls(path=path, settings_file=settings_file, settings=settings)
+
+    @classmethod
+    def find(cls, start: Path | None = None) -> Project:
+        """The nearest project at or above ``start`` (the current directory by default)."""
+        return cls.load(find_project_dir(start))
+
+    @property
+    def name(self) -> str:
+        """The ``name:`` in the settings; ``ConfigError`` when there is none (the engine needs one)."""
+        name = self.settings.get("name")
+        if not isinstance(name, str) or not name:
+            raise ConfigError([f"{self.settings_file.name}.name: required (the project's name)"])
+        return name
+
+    def stack_settings(self, stack: StackName) -> Path | None:
+        """``Pulumi.<stack>.yaml`` (or ``.yml``, ``.json``) in the project, or ``None``."""
+        return find_settings(self.path, stack.settings_base)
+
+    def checked_stack_name(self, stack: str) -> StackName:
+        """``stack`` parsed; refused if it names another project's stack (this program would run on it)."""
+        name = parse_stack_name(stack)
+        if name.project is not None and name.project != self.name:
+            raise StackNameError(
+                f"stack {stack!r} belongs to project {name.project!r}, but {self.path} is project "
+                f"{self.name!r}",
+                stack=stack,
+            )
+        return name
 
 
 def _find_engine(project: Path) -> Path:
+    """The engine ``make setup`` built in ``project``, else ``pulumi`` on ``PATH``."""
     built = project / ENGINE_BIN_DIR / "pulumi"
     if built.is_file():
         return built
@@ -176,23 +190,12 @@ def _find_engine(project: Path) -> Path:
     raise EngineNotFoundError(f"no Pulumi CLI found in {project / ENGINE_BIN_DIR} or on PATH; {INSTALL_HINT}")
 
 
-def _secrets_provider(project: Path, stack: StackName) -> str:
-    settings = find_settings(project, stack.settings_base)
+def _secrets_provider(project: Project, stack: StackName) -> str:
+    settings = project.stack_settings(stack)
     if settings is None:
         return "passphrase"
     provider = read_mapping(settings, stack=str(stack)).get("secretsprovider")
     return str(provider) if provider else "passphrase"
-
-
-def checked_stack_name(stack: str, project: Path) -> StackName:
-    """``stack`` parsed, and refused if it names another project's stack (this program would run on it)."""
-    name = parse_stack_name(stack)
-    if name.project is not None and name.project != (this := project_name(project)):
-        raise StackNameError(
-            f"stack {stack!r} belongs to project {name.project!r}, but {project} is project {this!r}",
-            stack=stack,
-        )
-    return name
 
 
 @dataclass(frozen=True)
@@ -201,7 +204,7 @@ class StackTarget:
 
     stack: str
     stack_name: StackName
-    project: Path
+    project: Project
     engine: Path
     backend_url: str
     env: Mapping[str, str]
@@ -214,17 +217,17 @@ class StackTarget:
         options = options or StackOptions()
         # The name first: an empty one must never reach an engine command as "the selected stack".
         parse_stack_name(stack)
-        project = find_project(options.work_dir)
-        stack_name = checked_stack_name(stack, project)
+        project = Project.find(options.work_dir)
+        stack_name = project.checked_stack_name(stack)
         # The user's files before the machine's tools: a malformed stack file is the error to report.
         secrets_provider = _secrets_provider(project, stack_name)
-        engine = _find_engine(project)
+        engine = _find_engine(project.path)
         env = {**options.env}
         backend_url = (
             options.backend_url
             or env.get("PULUMI_BACKEND_URL")
             or os.environ.get("PULUMI_BACKEND_URL")
-            or (project / DEFAULT_STATE_DIR).as_uri()
+            or (project.path / DEFAULT_STATE_DIR).as_uri()
         )
         if secrets_provider == "passphrase" and not any(
             env.get(name) is not None or os.environ.get(name) is not None for name in PASSPHRASE_VARS
@@ -251,30 +254,21 @@ class StackTarget:
             lock_wait=options.lock_wait,
         )
 
-    def at(self, project: Path) -> StackTarget:
-        """The same engine, backend and stack, running the project found at ``project``."""
-        return StackTarget(
-            stack=self.stack,
-            stack_name=self.stack_name,
-            project=project,
-            engine=self.engine,
-            backend_url=self.backend_url,
-            env=self.env,
-            on_event=self.on_event,
-            lock_wait=self.lock_wait,
-        )
+    def running(self, project: Project) -> StackTarget:
+        """The same engine, backend and stack, running ``project`` (a commit's checkout of this one)."""
+        return replace(self, project=project)
 
     def __repr__(self) -> str:
         return (
-            f"StackTarget(stack={self.stack!r}, project={str(self.project)!r}, engine={str(self.engine)!r}, "
-            f"backend_url={safe_url(self.backend_url)!r}, env={masked_values(self.env)!r}, "
-            f"lock_wait={self.lock_wait!r})"
+            f"StackTarget(stack={self.stack!r}, project={str(self.project.path)!r}, "
+            f"engine={str(self.engine)!r}, backend_url={safe_url(self.backend_url)!r}, "
+            f"env={masked_values(self.env)!r}, lock_wait={self.lock_wait!r})"
         )
 
     def file_backend(self) -> FileBackendStack | None:
         """The stack's lock and checkpoint files, or ``None`` when the backend is not a local file one."""
         name = self.stack_name
-        project = name.project or project_name(self.project)
+        project = name.project or self.project.name
         return FileBackendStack.of(self.backend_url, org=name.org, project=project, name=name.name)
 
     def local_workspace(self, *, select: bool = True) -> auto.LocalWorkspace:
@@ -285,7 +279,7 @@ class StackTarget:
         """
         return _LocalWorkspace(
             select=select,
-            work_dir=str(self.project),
+            work_dir=str(self.project.path),
             pulumi_command=_pulumi_command(self.engine),
             env_vars=dict(self.env),
         )

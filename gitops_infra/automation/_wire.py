@@ -1,26 +1,18 @@
 """How the engine marks secret and unknown values in the property payloads it exchanges.
 
-The markers are pulumi's own (``pulumi.runtime.rpc``, some through :mod:`gitops_infra._pulumi_compat`);
-they are read here once, so that the recorder (mocked registrations), drift detection and the streamed
-results (engine events) agree on what a secret looks like.
+The markers are pulumi's own, read through :mod:`gitops_infra.automation._compat`; they are used here
+once, so that the recorder (mocked registrations), drift detection and the streamed results (engine
+events) agree on what a secret looks like.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pulumi.runtime import rpc
-
-from .._pulumi_compat import SECRET_SIG, SECRET_SIG_KEY
 from ..redaction import SECRET
+from ._compat import SECRET_SIG, SECRET_SIG_KEY, STACK_TYPE, UNKNOWN
 
 __all__ = ["STACK_TYPE", "UNKNOWN", "is_secret_payload", "masked", "secret_payload_value"]
-
-STACK_TYPE = "pulumi:pulumi:Stack"
-"""The type of the resource every program's root is: the stack, which holds the stack outputs."""
-
-UNKNOWN: str = rpc.UNKNOWN
-"""The value a property has while only the cloud can compute it (during a preview)."""
 
 
 def is_secret_payload(value: Any) -> bool:

@@ -8,10 +8,11 @@ from typing import Any
 
 from pulumi import automation as auto
 
-from . import engine
+from ._engine import EngineEvents, run_engine
+from ._target import StackTarget
+from ._wire import is_secret_payload, masked
+from .options import StackOptions
 from .results import SECRET, DriftedResource, DriftKind, DriftReport, PropertyDiff
-from .stack_target import StackOptions, StackTarget
-from .wire import is_secret_payload, masked
 
 __all__ = ["detect_drift"]
 
@@ -120,8 +121,8 @@ def detect_drift(stack: str, *, options: StackOptions | None = None) -> DriftRep
             diffs = tuple(PropertyDiff(path=path, recorded=SECRET, actual=SECRET) for path in secrets)
         drifted.append(DriftedResource(urn=meta.urn, type=meta.type, kind=kind, diffs=diffs))
 
-    def work(s: auto.Stack, events: engine.EngineEvents) -> DriftReport:
-        s.preview_refresh(on_event=events.callback(collect))
+    def work(pulumi_stack: auto.Stack, events: EngineEvents) -> DriftReport:
+        pulumi_stack.preview_refresh(on_event=events.callback(collect))
         return DriftReport(stack=stack, resources=tuple(sorted(drifted, key=lambda r: r.urn)))
 
-    return engine.run(target, "detect_drift", work)
+    return run_engine(target, "detect_drift", work)

@@ -14,15 +14,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..errors import GitOpsInfraError, WorkspaceError
-from .constants import DEFAULT_PARALLEL
+from ..errors import ArgumentError, GitOpsInfraError, WorkspaceError
+from ._file_backend import LockInfo, StackLock
+from ._git import head_commit, repo_root
+from ._stack_files import SETTINGS_EXTENSIONS
+from ._target import StackTarget, find_project_dir
+from ._work import deployments
 from .drift import detect_drift
-from .file_backend import LockInfo, StackLock
-from .git import head_commit, repo_root
-from .operations import deployments
+from .options import DEFAULT_PARALLEL, StackOptions
 from .results import Deployment, DriftReport
-from .stack_files import SETTINGS_EXTENSIONS
-from .stack_target import StackOptions, StackTarget, find_project
 
 __all__ = [
     "DEFAULT_PARALLEL",
@@ -102,7 +102,7 @@ def project_stacks(options: StackOptions | None = None) -> tuple[str, ...]:
     ``WorkspaceError`` when there is none: checking "every stack" of a project with no stack file is a
     job pointed at the wrong directory, not a clean bill of health.
     """
-    project = find_project((options or StackOptions()).work_dir)
+    project = find_project_dir((options or StackOptions()).work_dir)
     found = {m["stack"] for p in project.iterdir() if p.is_file() and (m := _SETTINGS.match(p.name))}
     if not found:
         raise WorkspaceError(f"no Pulumi.<stack>.yaml in {project}: no stacks to check")
@@ -114,7 +114,7 @@ T = TypeVar("T")
 
 def _each(stacks: Sequence[str], parallel: int, check: Callable[[str], T]) -> list[T]:
     if parallel < 1:
-        raise ValueError(f"parallel must be at least 1, not {parallel}")
+        raise ArgumentError(f"parallel must be at least 1, not {parallel}")
     with ThreadPoolExecutor(max_workers=parallel) as pool:
         return list(pool.map(check, stacks))
 
@@ -174,7 +174,7 @@ def status(stack: str, *, options: StackOptions | None = None) -> StackStatus:
     at_head: bool | None = None
     if last is not None and last.commit:
         try:
-            at_head = head_commit(repo_root(target.project)) == last.commit
+            at_head = head_commit(repo_root(target.project.path)) == last.commit
         except GitOpsInfraError:  # not a git repository (GitError), or no commit yet
             at_head = None
     return StackStatus(stack=stack, last=last, at_head=at_head, locked=locked, lock=lock)

@@ -3,8 +3,13 @@
 No engine, no cloud, no credentials and no passphrase: the program reads ``Pulumi.<stack>.yaml``, every
 resource it registers is recorded, and nothing is created. The mocks echo each resource's inputs and
 invent nothing, so every value only the cloud can compute (IDs, ARNs, endpoints, generated keys) stays
-unknown and is shown as ``<computed>``. ``secure:`` values cannot be decrypted here; they, and the
-project's secret keys that the stack file does not set, are planned with redacted placeholders.
+unknown and is shown as ``<computed>``. ``secure:`` values cannot be decrypted here; they are planned
+with redacted placeholders.
+
+What a program needs of its config beyond the stack file is the program's business, not this module's:
+a ``config_step`` hook gets the stack file's config before the program runs, and may check it and add
+placeholders for the secrets a pull request's stack file does not hold. The gitops-infra program's step
+is :func:`gitops_infra.config.plan_config`, which the ``gitops-infra plan`` command passes.
 """
 
 from __future__ import annotations
@@ -12,29 +17,33 @@ from __future__ import annotations
 import datetime
 import json
 import runpy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pulumi
 from pulumi.runtime import MockCallArgs, MockResourceArgs
-from pulumi.runtime.stack import Stack
 
-from .._pulumi_compat import drain_event_loop
-from ..config import PROJECT, SECRET_KEYS, load_config, named_secret_keys
 from ..errors import ConfigError, OperationFailedError, StackNotFoundError
-from .recording import COMPUTED, Graph, RecordingMonitor
+from ._compat import UNKNOWN, reset_root_exports
+from ._recording import COMPUTED, Graph, run_mocked
+from ._stack_files import read_mapping
+from ._stack_name import StackName, parse_stack_name
+from ._target import Project
+from .options import StackOptions
 from .results import SECRET
-from .stack_files import find_settings, read_mapping
-from .stack_name import StackName, parse_stack_name
-from .stack_target import StackOptions, checked_stack_name, find_project, project_file
-from .wire import UNKNOWN
 
-__all__ = ["COMPUTED", "Plan", "PlannedResource", "offline_plan"]
+__all__ = ["COMPUTED", "PLACEHOLDER", "ConfigStep", "Plan", "PlannedResource", "offline_plan"]
 
 PLACEHOLDER = SECRET
-"""The value a secret the plan cannot read is planned with: the marker itself, and kept secret."""
+"""The value a secret the plan cannot read is planned with: the marker itself, and kept secret.
+
+A config step plans a secret it needs with ``{"secure": PLACEHOLDER}``, the stack file's own form."""
+
+ConfigStep = Callable[[Mapping[str, Any], str, str], Mapping[str, Any]]
+"""``step(config, project, stack)``: the stack file's config (keys ``<namespace>:<key>``, plain data) for
+``stack`` of ``project``, checked and completed for the program; raise ``ConfigError`` to refuse it."""
 
 NOTE = (
     "Offline plan: the program ran under mocks, so nothing was created and values only the cloud can "
@@ -122,11 +131,11 @@ def _plain(value: Any, where: str, problems: list[str], enclosing: tuple[int, ..
     return plain
 
 
-def _stack_config(project: Path, stack: StackName) -> dict[str, Any]:
-    settings = find_settings(project, stack.settings_base)
+def _stack_config(project: Project, project_name: str, stack: StackName) -> dict[str, Any]:
+    settings = project.stack_settings(stack)
     if settings is None:
         raise StackNotFoundError(
-            f"no {stack.settings_base}.yaml in {project}: the offline plan reads it", stack=str(stack)
+            f"no {stack.settings_base}.yaml in {project.path}: the offline plan reads it", stack=str(stack)
         )
     config = read_mapping(settings, stack=str(stack)).get("config")
     if config is None:
@@ -139,7 +148,9 @@ def _stack_config(project: Path, stack: StackName) -> dict[str, Any]:
         if not isinstance(key, str) or not key.partition(":")[2]:
             # The engine refuses a key without a namespace in a stack file, so the plan must not run it:
             # the program reads only namespaced keys and would not see it.
-            problems.append(f"{settings.name}: config keys are <namespace>:<name>, such as {PROJECT}:cluster")
+            problems.append(
+                f"{settings.name}: config keys are <namespace>:<name>, such as {project_name}:cluster"
+            )
             continue
         plain[key] = _plain(value, key, problems)
     if problems:
@@ -172,21 +183,22 @@ def _engine_config(raw: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
     return flat, sorted(secret_keys)
 
 
-def _program(project: Path) -> tuple[str, Path]:
-    path = project_file(project)
-    settings = read_mapping(path)
-    name = str(settings.get("name", project.name))
-    main = project / str(settings.get("main", "."))
+def _program(project: Project) -> tuple[str, Path]:
+    settings = project.settings
+    name = str(settings.get("name", project.path.name))
+    main = project.path / str(settings.get("main", "."))
     entrypoint = main / "__main__.py" if main.is_dir() else main
     if not entrypoint.is_file():
-        raise ConfigError([f"{path.name}.main: no program at {entrypoint} (a __main__.py, or a .py file)"])
+        raise ConfigError(
+            [f"{project.settings_file.name}.main: no program at {entrypoint} (a __main__.py, or a .py file)"]
+        )
     return name, entrypoint
 
 
-async def _exported(root: Stack) -> dict[str, Any]:
+async def _exported(exports: Mapping[str, Any]) -> dict[str, Any]:
     """The stack outputs the program exported, with secrets and unknowns as their markers."""
     exported: dict[str, Any] = {}
-    for name, value in root.outputs.items():
+    for name, value in exports.items():
         output = pulumi.Output.from_input(value)
         if await output.is_secret():
             exported[name] = SECRET
@@ -197,30 +209,19 @@ async def _exported(root: Stack) -> dict[str, Any]:
     return exported
 
 
-def _planned_config(project: Path, stack: StackName, project_name: str) -> dict[str, Any]:
-    """The stack file's config, checked, with this project's unset secrets as placeholders."""
-    raw = _stack_config(project, stack)
-    if project_name == PROJECT:
-        # This project's secrets are set with `pulumi config set --secret` and are rarely in the file a
-        # pull request sees: plan with placeholders rather than fail for want of a credential.
-        secret_keys = (*SECRET_KEYS, *named_secret_keys(raw))
-        missing = {f"{PROJECT}:{key}": {"secure": PLACEHOLDER} for key in secret_keys}
-        raw = {**missing, **raw}
-        # Fail with the whole listing before any resource is registered.
-        load_config(raw, stack=str(stack))
-    return raw
-
-
-def _run_program(entrypoint: Path, stack: str, root: Stack) -> dict[str, Any]:
-    """Run the program under the installed mocks (``pulumi.runtime.test``); return what it exported."""
+def _run_program(
+    entrypoint: Path, project: str, stack: str, config: Mapping[str, str], secret_keys: list[str]
+) -> tuple[Graph, dict[str, Any]]:
+    """Run the program under mocks; return what it registered and what it exported."""
     outputs: dict[str, Any] = {}
     interrupted: list[KeyboardInterrupt] = []
 
-    async def collect() -> None:
-        outputs.update(await _exported(root))
-
-    @pulumi.runtime.test  # type: ignore[untyped-decorator]  # pulumi's decorator is unannotated
     def program() -> pulumi.Output[None]:
+        exports = reset_root_exports()
+
+        async def collect() -> None:
+            outputs.update(await _exported(exports))
+
         try:
             runpy.run_path(str(entrypoint), run_name="__main__")
         except KeyboardInterrupt as exc:
@@ -229,7 +230,15 @@ def _run_program(entrypoint: Path, stack: str, root: Stack) -> dict[str, Any]:
         return pulumi.Output.from_input(collect())
 
     try:
-        program()
+        graph = run_mocked(
+            program,
+            _EchoMocks(),
+            project=project,
+            stack=stack,
+            preview=True,
+            config=config,
+            secret_keys=secret_keys,
+        )
     except ConfigError:
         raise
     except Exception as exc:  # the program's own failure, reported like the engine would
@@ -244,9 +253,7 @@ def _run_program(entrypoint: Path, stack: str, root: Stack) -> dict[str, Any]:
             operation="plan",
             engine_message=message,
         ) from exc
-    finally:
-        drain_event_loop()
-    return outputs
+    return graph, outputs
 
 
 def _planned(graph: Graph) -> tuple[PlannedResource, ...]:
@@ -266,36 +273,37 @@ def _planned(graph: Graph) -> tuple[PlannedResource, ...]:
     )
 
 
-def offline_plan(stack: str, *, options: StackOptions | None = None) -> Plan:
+def offline_plan(
+    stack: str, *, options: StackOptions | None = None, config_step: ConfigStep | None = None
+) -> Plan:
     """Run the stack program under mocks and return the resources it would create.
 
-    Needs no engine, cloud, credentials or passphrase. An invalid config raises ``ConfigError`` listing
-    every problem before the program runs; a program that fails raises ``OperationFailedError``.
+    Needs no engine, cloud, credentials or passphrase. ``config_step`` (see :data:`ConfigStep`) checks
+    and completes the stack file's config before the program runs; for this repository's program, pass
+    :func:`gitops_infra.config.plan_config`, which lists every config problem as one ``ConfigError`` and
+    plans unset secrets with placeholders. A program that fails raises ``OperationFailedError``.
 
     Example::
 
-        plan = offline_plan("prod")
+        from gitops_infra.config import plan_config
+
+        plan = offline_plan("prod", config_step=plan_config)
         for resource in plan.resources:
             print(resource.type, resource.name, resource.parent)
     """
     parse_stack_name(stack)  # first: an empty name must not reach a file name
-    project = find_project(options.work_dir if options else None)
-    name = checked_stack_name(stack, project)
+    project = Project.find(options.work_dir if options else None)
+    name = project.checked_stack_name(stack)
     project_name, entrypoint = _program(project)
-    config, secret_keys = _engine_config(_planned_config(project, name, project_name))
-
-    monitor = RecordingMonitor(_EchoMocks())
-    pulumi.runtime.set_mocks(monitor.mocks, project=project_name, stack=stack, preview=True, monitor=monitor)
-    pulumi.runtime.set_all_config(config, secret_keys)
-    # Under mocks the root stack resource outlives a run; start from no exports.
-    root = pulumi.runtime.get_root_resource()
-    assert isinstance(root, Stack), "pulumi.runtime.set_mocks makes the root stack resource"
-    root.outputs.clear()
-    outputs = _run_program(entrypoint, stack, root)
+    raw = _stack_config(project, project_name, name)
+    if config_step is not None:
+        raw = dict(config_step(raw, project_name, stack))
+    config, secret_keys = _engine_config(raw)
+    graph, outputs = _run_program(entrypoint, project_name, stack, config, secret_keys)
     return Plan(
         stack=stack,
         project=project_name,
-        resources=_planned(monitor.graph),
+        resources=_planned(graph),
         outputs=outputs,
         placeholders=tuple(secret_keys),
     )

@@ -2,27 +2,58 @@
 
 ``promote`` deploys to ``target`` the commit of ``source``'s last successful update, checked out in a
 temporary worktree the way a rollback is. ``up(..., require_promoted_from=source)`` is the guard a prod
-pipeline sets on its own ``up`` (:func:`require_promoted`): the commit about to be applied must have a
-successful update on the source stack.
+pipeline sets on its own ``up`` (:func:`require_promoted` checks it): the commit about to be applied must
+have a successful update on the source stack.
 """
 
 from __future__ import annotations
 
 from ..errors import PromotionError
-from . import engine
+from ._engine import run_engine
+from ._git import head_commit, repo_root, tracked_changes
+from ._target import StackTarget
+from ._work import deployments, up_work
 from .drift import detect_drift
-from .git import repo_root
-from .operations import deployments, up_work
-from .results import Deployment, UpResult
+from .options import StackOptions
+from .results import Deployment, DeploymentKind, DeploymentResult, UpResult
 from .rollback import checked_out
-from .stack_target import StackOptions, StackTarget
 
-__all__ = ["promote", "promoted_commit"]
+__all__ = ["promote", "require_promoted", "require_promoted_on"]
 
 
-def promoted_commit(source: str, *, options: StackOptions | None = None) -> Deployment:
-    """``source``'s newest deployment, if it is a successful update with a commit; else ``PromotionError``."""
-    return _promoted(StackTarget.resolve(source, options))
+def require_promoted(stack: str, source: str, *, options: StackOptions | None = None) -> str:
+    """Check that the work tree's commit has a successful update on ``source``; return that commit.
+
+    ``PromotionError``, naming the commit and the stack, otherwise; and for a work tree whose tracked
+    files have uncommitted changes, since what would run is then not the commit ``source`` proved.
+    """
+    return require_promoted_on(StackTarget.resolve(stack, options), source, options)
+
+
+def require_promoted_on(target: StackTarget, source: str, options: StackOptions | None) -> str:
+    """:func:`require_promoted` for a target already resolved (``up`` has one)."""
+    stack = target.stack
+    repo = repo_root(target.project.path)
+    head = head_commit(repo)
+    if tracked_changes(repo):
+        raise PromotionError(
+            f"the work tree at {head[:12]} has uncommitted changes, so `up {stack}` would not apply a commit "
+            f"stack {source!r} ran; commit them and deploy that commit to {source!r} first",
+            stack=source,
+            commit=head,
+        )
+    proven = any(
+        d.kind is DeploymentKind.UPDATE and d.result is DeploymentResult.SUCCEEDED and d.commit == head
+        for d in deployments(StackTarget.resolve(source, options))
+    )
+    if not proven:
+        raise PromotionError(
+            f"commit {head[:12]} has no successful update on stack {source!r}; deploy it there first "
+            f"(`gitops-infra up {source}`), then to {stack!r}",
+            stack=source,
+            commit=head,
+        )
+    return head
 
 
 def _promoted(target: StackTarget) -> Deployment:
@@ -31,7 +62,7 @@ def _promoted(target: StackTarget) -> Deployment:
     if not found:
         raise PromotionError(f"stack {source!r} has no deployment to promote", stack=source, commit=None)
     newest = found[0]
-    if newest.kind != "update" or newest.result != "succeeded":
+    if newest.kind is not DeploymentKind.UPDATE or newest.result is not DeploymentResult.SUCCEEDED:
         raise PromotionError(
             f"the newest deployment of stack {source!r} is version {newest.version} ({newest.kind}, "
             f"{newest.result}), not a successful update: promote only what the source runs now",
@@ -89,5 +120,5 @@ def promote(
         )
     sha = deployment.commit
     label = f"promote {sha[:12]} from {source} (version {deployment.version})"
-    with checked_out(resolved, repo_root(resolved.project), sha, f"{source}'s last update") as at_commit:
-        return engine.run(at_commit, "promote", up_work(at_commit, message=message or label))
+    with checked_out(resolved, repo_root(resolved.project.path), sha, f"{source}'s last update") as at_commit:
+        return run_engine(at_commit, "promote", up_work(at_commit, message=message or label))

@@ -26,12 +26,13 @@ from pathlib import Path
 from pulumi import automation as auto
 
 from ..errors import CheckpointError, StackLockedError
-from . import engine
-from .file_backend import FileBackendStack, checkpoint_problem
-from .processes import alive_here, leftover_plugins
+from ._engine import EngineEvents, run_engine
+from ._file_backend import FileBackendStack, checkpoint_problem
+from ._processes import alive_here, leftover_plugins
+from ._streamed import message_flags, run_command
+from ._target import StackTarget
+from .options import StackOptions
 from .rollback import remove_stale_worktrees
-from .stack_target import StackOptions, StackTarget
-from .streamed import message_flags, run_command
 
 __all__ = ["RecoverResult", "recover"]
 
@@ -80,12 +81,12 @@ def _refuse_while_running(target: StackTarget, files: FileBackendStack | None, f
                 "checked from here; if that runner is gone, recover with --force (force=True)",
                 stack=stack,
             )
-    leftovers = leftover_plugins(target.project)
+    leftovers = leftover_plugins(target.project.path)
     if leftovers and not force:
         listed = ", ".join(str(process) for process in leftovers)
         raise StackLockedError(
-            f"Pulumi plugin processes of a dead update still run in {target.project}: {listed}. They may "
-            "still be changing resources: stop them (kill the pids) and recover again, or use --force",
+            f"Pulumi plugin processes of a dead update still run in {target.project.path}: {listed}. They "
+            "may still be changing resources: stop them (kill the pids) and recover again, or use --force",
             stack=stack,
         )
     return str(locks[0]) if locks else None
@@ -145,14 +146,14 @@ def recover(
     target = StackTarget.resolve(stack, options)
     files = target.file_backend()
     stale_lock = _refuse_while_running(target, files, force)
-    removed = remove_stale_worktrees(target.project)
+    removed = remove_stale_worktrees(target.project.path)
     restored = _restore_checkpoint(target, files, restore_checkpoint)
 
-    def work(s: auto.Stack, events: engine.EngineEvents) -> RecoverResult:
-        pending = _pending(s)
-        s.cancel()
+    def work(pulumi_stack: auto.Stack, events: EngineEvents) -> RecoverResult:
+        pending = _pending(pulumi_stack)
+        pulumi_stack.cancel()
         refreshed = run_command(
-            s,
+            pulumi_stack,
             events,
             "refresh",
             "--clear-pending-creates",
@@ -168,4 +169,4 @@ def recover(
             broken_checkpoint_kept_at=restored[1] if restored else None,
         )
 
-    return engine.run(target, "recover", work)
+    return run_engine(target, "recover", work)

@@ -20,6 +20,8 @@ from ..redaction import SECRET
 __all__ = [
     "SECRET",
     "Deployment",
+    "DeploymentKind",
+    "DeploymentResult",
     "DestroyResult",
     "DriftKind",
     "DriftReport",
@@ -71,17 +73,23 @@ class PreviewResult:
 
 
 @dataclass(frozen=True)
-class UpResult:
-    """An applied update."""
+class RecordedResult:
+    """An operation the stack's history records: its changes, its version, and the commit it ran from."""
 
     stack: str
     changes: Mapping[str, int]
-    outputs: Mapping[str, Any]
-    """Stack outputs; secret ones are ``SECRET``."""
     version: int
-    """The update's position in the stack's history (1 for the first update)."""
+    """The operation's position in the stack's history (1 for the first)."""
     commit: str | None
     """The git commit the program ran from (``git.head``), when the project is in a git repository."""
+
+
+@dataclass(frozen=True)
+class UpResult(RecordedResult):
+    """An applied update."""
+
+    outputs: Mapping[str, Any]
+    """Stack outputs; secret ones are ``SECRET``."""
     rolled_back_to: str | None = None
     """For ``rollback_to_commit``: the full sha the stack was rolled back to."""
 
@@ -89,16 +97,6 @@ class UpResult:
     def has_changes(self) -> bool:
         """True when the update changed anything."""
         return _has_changes(self.changes)
-
-
-@dataclass(frozen=True)
-class RecordedResult:
-    """An operation the stack's history records: its changes, its version, and the commit it ran from."""
-
-    stack: str
-    changes: Mapping[str, int]
-    version: int
-    commit: str | None
 
 
 @dataclass(frozen=True)
@@ -152,15 +150,50 @@ class DriftReport:
         return bool(self.resources)
 
 
+class _Open(StrEnum):
+    """A mode read from the engine's history: a value this version does not list is kept, not refused.
+
+    The history is written by whichever engine ran the update, which may know a mode we do not.
+    """
+
+    @classmethod
+    def _missing_(cls, value: object) -> _Open | None:
+        if not isinstance(value, str):
+            return None
+        member = str.__new__(cls, value)
+        member._name_ = value.upper().replace("-", "_")
+        member._value_ = value
+        return member
+
+
+class DeploymentKind(_Open):
+    """What a deployment did, as the engine's history names it (``apitype.UpdateKind``)."""
+
+    UPDATE = "update"
+    PREVIEW = "preview"
+    REFRESH = "refresh"
+    RENAME = "rename"
+    DESTROY = "destroy"
+    IMPORT = "import"
+    RESOURCE_IMPORT = "resource-import"
+
+
+class DeploymentResult(_Open):
+    """How a deployment ended, as the engine's history names it (``apitype.UpdateResult``)."""
+
+    NOT_STARTED = "not-started"
+    IN_PROGRESS = "in-progress"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
 @dataclass(frozen=True)
 class Deployment:
     """One entry of a stack's history."""
 
     version: int
-    kind: str
-    """``update``, ``refresh``, ``destroy``, ..."""
-    result: str
-    """``succeeded``, ``failed`` or ``in-progress``."""
+    kind: DeploymentKind
+    result: DeploymentResult
     start_time: datetime
     end_time: datetime | None
     message: str

@@ -21,14 +21,14 @@ from typing import Literal, overload
 from pulumi import automation as auto
 
 from ..errors import CommitNotFoundError, GitError
-from . import engine
-from .constants import PREVIOUS
-from .git import repo_root, resolve_commit, run_git
-from .operations import deployments, preview_work, up_work
-from .processes import alive_here
-from .results import PreviewResult, UpResult
-from .stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings, read_mapping
-from .stack_target import EventCallback, StackOptions, StackTarget, project_file
+from ._engine import run_engine
+from ._git import repo_root, resolve_commit, run_git
+from ._processes import alive_here
+from ._stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings, read_mapping
+from ._target import Project, StackTarget
+from ._work import deployments, preview_work, up_work
+from .options import PREVIOUS, EventCallback, StackOptions
+from .results import DeploymentKind, DeploymentResult, PreviewResult, UpResult
 
 __all__ = ["PREVIOUS", "WORKTREE_PREFIX", "checked_out", "remove_stale_worktrees", "rollback_to_commit"]
 
@@ -39,7 +39,11 @@ _OWNER_FILE = "owner.json"
 
 
 def _previous_commit(target: StackTarget) -> str:
-    updates = [d for d in deployments(target) if d.kind == "update" and d.result == "succeeded"]
+    updates = [
+        d
+        for d in deployments(target)
+        if d.kind is DeploymentKind.UPDATE and d.result is DeploymentResult.SUCCEEDED
+    ]
     if updates and updates[0].commit:
         current = updates[0].commit
         for deployment in updates[1:]:
@@ -112,17 +116,16 @@ def remove_stale_worktrees(project: Path) -> tuple[Path, ...]:
     return tuple(removed)
 
 
-def _share_virtualenv(project: Path, checkout: Path, shown_as: str) -> None:
-    """Let the checkout use the project's virtualenv when Pulumi.yaml names one by a relative path.
+def _share_virtualenv(project: Project, checkout: Project) -> None:
+    """Let the checkout use the project's virtualenv when its Pulumi.yaml names one by a relative path.
 
     A worktree holds only tracked files, so a git-ignored ``.venv`` would be missing there.
     """
-    settings = read_mapping(project_file(checkout), shown_as=shown_as)
-    runtime = settings.get("runtime")
+    runtime = checkout.settings.get("runtime")
     options = runtime.get("options") if isinstance(runtime, dict) else None
     venv = options.get("virtualenv") if isinstance(options, dict) else None
     if isinstance(venv, str) and not Path(venv).is_absolute():
-        source, link = project / venv, checkout / venv
+        source, link = project.path / venv, checkout.path / venv
         if source.is_dir() and not link.exists():
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(source.resolve(), target_is_directory=True)
@@ -176,41 +179,43 @@ def rollback_to_commit(
         print(rollback_to_commit("prod", "previous", preview_only=True).steps)
     """
     target = StackTarget.resolve(stack, options)
-    repo = repo_root(target.project)
+    repo = repo_root(target.project.path)
     sha = resolve_commit(repo, _previous_commit(target) if commit == PREVIOUS else commit)
     with checked_out(target, repo, sha, commit) as at_commit:
         if preview_only:
-            return engine.run(at_commit, "rollback", preview_work(stack, _preview))
+            return run_engine(at_commit, "rollback", preview_work(stack, _preview))
         work = up_work(at_commit, message=message or f"rollback to {sha[:12]} ({commit})")
-        result = engine.run(at_commit, "rollback", work)
+        result = run_engine(at_commit, "rollback", work)
     return replace(result, rolled_back_to=sha)
 
 
-def _preview(s: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
-    return s.preview(on_event=on_event)
+def _preview(pulumi_stack: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
+    return pulumi_stack.preview(on_event=on_event)
 
 
 @contextmanager
-def checked_out(target: StackTarget, repo: Path, sha: str, asked: str) -> Iterator[StackTarget]:
+def checked_out(target: StackTarget, repo: Path, sha: str, named_as: str) -> Iterator[StackTarget]:
     """``target`` with the program and stack config of commit ``sha``, checked out in a temporary
     worktree that is always removed; rollback and promotion both deploy through it.
 
-    ``asked`` is how the caller named the commit. A commit with no ``Pulumi.yaml`` for this project is
+    ``named_as`` is how the caller named the commit. A commit with no ``Pulumi.yaml`` for this project is
     refused before anything is checked out.
     """
-    relative = target.project.resolve().relative_to(repo.resolve())
+    relative = target.project.path.resolve().relative_to(repo.resolve())
     candidates = [relative / f"{PROJECT_FILE}{extension}" for extension in SETTINGS_EXTENSIONS]
     if not any(run_git(repo, "cat-file", "-e", f"{sha}:{c.as_posix()}").returncode == 0 for c in candidates):
         raise CommitNotFoundError(
-            f"commit {sha[:12]} ({asked}) has no {relative / 'Pulumi.yaml'}; it predates this project",
-            commit=asked,
+            f"commit {sha[:12]} ({named_as}) has no {relative / 'Pulumi.yaml'}; it predates this project",
+            commit=named_as,
         )
     with _worktree(repo, sha) as tree:
         checkout = tree / relative
         # The commit's own files, read as carefully as the work tree's: a clear error, not a traceback.
-        shown = f"{relative / project_file(checkout).name} at {sha[:12]}"
-        _share_virtualenv(target.project, checkout, shown)
-        settings = find_settings(checkout, target.stack_name.settings_base)
-        if settings is not None:
-            read_mapping(settings, stack=target.stack, shown_as=f"{relative / settings.name} at {sha[:12]}")
-        yield target.at(checkout)
+        settings_file = find_settings(checkout, PROJECT_FILE) or checkout / f"{PROJECT_FILE}.yaml"
+        project = Project.load(checkout, shown_as=f"{relative / settings_file.name} at {sha[:12]}")
+        _share_virtualenv(target.project, project)
+        stack_settings = project.stack_settings(target.stack_name)
+        if stack_settings is not None:
+            shown = f"{relative / stack_settings.name} at {sha[:12]}"
+            read_mapping(stack_settings, stack=target.stack, shown_as=shown)
+        yield target.running(project)

@@ -13,12 +13,13 @@ from pulumi import automation as auto
 
 from ..checks import PROD_ENVIRONMENTS
 from ..errors import ConfirmationRequiredError
-from . import engine
-from .operations import preview_work, recorded
+from ._engine import EngineEvents, run_engine
+from ._stack_files import read_mapping
+from ._streamed import message_flags, run_command
+from ._target import StackTarget
+from ._work import preview_work, recorded
+from .options import EventCallback, StackOptions
 from .results import DestroyResult, PreviewResult
-from .stack_files import find_settings, read_mapping
-from .stack_target import EventCallback, StackOptions, StackTarget, project_name
-from .streamed import message_flags, run_command
 
 __all__ = ["destroy", "prod_environment"]
 
@@ -29,13 +30,11 @@ def prod_environment(target: StackTarget) -> str | None:
     A stack is prod when its config's ``<project>:environment.name``, or else its own name, is one of
     ``PROD_ENVIRONMENTS`` (the names the policy pack treats as prod).
     """
-    settings = find_settings(target.project, target.stack_name.settings_base)
+    settings = target.project.stack_settings(target.stack_name)
     config: object = {}
     if settings is not None:
         config = read_mapping(settings, stack=target.stack).get("config") or {}
-    environment = (
-        config.get(f"{project_name(target.project)}:environment") if isinstance(config, Mapping) else None
-    )
+    environment = config.get(f"{target.project.name}:environment") if isinstance(config, Mapping) else None
     name = environment.get("name") if isinstance(environment, Mapping) else None
     for candidate in (name, target.stack_name.name):
         if isinstance(candidate, str) and candidate.lower() in PROD_ENVIRONMENTS:
@@ -88,10 +87,10 @@ def destroy(
     target = StackTarget.resolve(stack, options)
     if preview_only:
 
-        def run_preview(s: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
-            return s.preview_destroy(on_event=on_event)
+        def run_preview(pulumi_stack: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
+            return pulumi_stack.preview_destroy(on_event=on_event)
 
-        return engine.run(target, "destroy", preview_work(stack, run_preview))
+        return run_engine(target, "destroy", preview_work(stack, run_preview))
     if confirm is not None and confirm != stack:
         # A name given and wrong is a mix-up (the wrong terminal, the wrong variable): never a go-ahead.
         raise ConfirmationRequiredError(
@@ -106,7 +105,8 @@ def destroy(
             stack=stack,
         )
 
-    def work(s: auto.Stack, events: engine.EngineEvents) -> DestroyResult:
-        return recorded(DestroyResult, target, s, run_command(s, events, "destroy", *message_flags(message)))
+    def work(pulumi_stack: auto.Stack, events: EngineEvents) -> DestroyResult:
+        streamed = run_command(pulumi_stack, events, "destroy", *message_flags(message))
+        return recorded(DestroyResult, target, pulumi_stack, streamed)
 
-    return engine.run(target, "destroy", work)
+    return run_engine(target, "destroy", work)

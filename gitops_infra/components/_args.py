@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pulumi
 
@@ -12,6 +13,9 @@ from gitops_infra.errors import ConfigError
 def is_known(value: Any) -> bool:
     """True for a plain value; an ``Output`` or awaitable is checked by the provider, not by us."""
     return not isinstance(value, pulumi.Output) and not hasattr(value, "__await__")
+
+
+_Value = TypeVar("_Value")
 
 
 class Problems:
@@ -27,6 +31,16 @@ class Problems:
     def check(self, condition: bool, field: str, message: str) -> None:
         if not condition:
             self.add(field, message)
+
+    def gate(self, field: str, check: Callable[[_Value], str | None], value: _Value) -> None:
+        """Run one of :mod:`gitops_infra.checks` on ``value``, as the stack config does on its own key.
+
+        What the check expected, if it refused the value, is a problem. A value not known yet (an
+        ``Output``) is not checked: see ``is_known``.
+        """
+        problem = check(value) if is_known(value) else None
+        if problem is not None:
+            self.add(field, problem)
 
     def raise_if_any(self) -> None:
         if self._problems:

@@ -18,7 +18,8 @@ import pulumi
 import pulumi_github as github
 import pulumi_tls as tls
 
-from gitops_infra.components._args import Problems, is_known
+from gitops_infra import checks
+from gitops_infra.components._args import Problems
 
 __all__ = ["GITHUB_KNOWN_HOSTS", "DeployKey", "DeployKeyArgs", "KeyAlgorithm"]
 
@@ -71,15 +72,9 @@ class DeployKeyArgs:
 
     def __post_init__(self) -> None:
         problems = Problems("DeployKeyArgs")
-        if is_known(self.repository):
-            repository = str(self.repository)
-            problems.check(
-                bool(repository) and "/" not in repository,
-                "repository",
-                "must be a repository name, not owner/name",
-            )
+        problems.gate("repository", checks.repository_name_problem, self.repository)
         problems.check(isinstance(self.algorithm, KeyAlgorithm), "algorithm", "must be a KeyAlgorithm")
-        problems.check(bool(self.known_hosts.strip()), "known_hosts", "must not be empty")
+        problems.gate("known_hosts", checks.known_hosts_problem, self.known_hosts)
         problems.raise_if_any()
 
 

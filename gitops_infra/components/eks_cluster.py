@@ -30,7 +30,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from gitops_infra import checks
-from gitops_infra.components._args import Problems, is_known
+from gitops_infra.components._args import Problems
 from gitops_infra.components._kubernetes import kubernetes_provider
 from gitops_infra.errors import ConfigError
 
@@ -78,7 +78,6 @@ NODE_ASSUME_ROLE_POLICY = json.dumps(
 # Subnets are a sixteenth of the VPC each: public ones from the first half, private from the second.
 SUBNET_PREFIX_DELTA = 4
 PRIVATE_SUBNET_OFFSET = 8
-MAX_ZONES = 6
 
 
 class EndpointAccess(StrEnum):
@@ -187,39 +186,34 @@ class EksClusterArgs:
     kubeconfig_profile: pulumi.Input[str] | None = None
 
     def __post_init__(self) -> None:
+        # The stack config runs the same checks (gitops_infra.checks): neither refuses what the other takes.
         problems = Problems("EksClusterArgs")
-        problems.check(len(self.node_groups) > 0, "node_groups", "needs at least one node group")
-        names = [group.name for group in self.node_groups]
-        problems.check(len(set(names)) == len(names), "node_groups", "node group names must be unique")
+        problems.gate(
+            "node_groups", checks.node_group_names_problem, [group.name for group in self.node_groups]
+        )
         for index, group in enumerate(self.node_groups):
             where = f"node_groups[{index}]"
-            problems.check(len(group.instance_types) > 0, f"{where}.instance_types", "must not be empty")
-            sizes = (group.min_size, group.max_size, group.desired_size)
-            if all(is_known(size) for size in sizes):
-                low, high, desired = (int(size) for size in sizes)  # type: ignore[arg-type]
-                problems.check(low >= 0, f"{where}.min_size", "must be >= 0")
-                problems.check(high >= max(low, 1), f"{where}.max_size", "must be >= min_size and >= 1")
-                problems.check(low <= desired <= high, f"{where}.desired_size", "must be within min/max")
+            problems.gate(f"{where}.instance_types", checks.instance_types_problem, group.instance_types)
+            sizes = [_known_size(size) for size in (group.min_size, group.max_size, group.desired_size)]
+            for size, problem in checks.node_group_size_problems(*sizes):
+                problems.add(f"{where}.{size}", problem)
         for index, cidr in enumerate(self.allowed_cidrs):
-            problem = checks.ipv4_cidr_problem(cidr)
-            if problem is not None:
-                problems.add(f"allowed_cidrs[{index}]", problem)
+            problems.gate(f"allowed_cidrs[{index}]", checks.ipv4_cidr_problem, cidr)
         if isinstance(self.network, NewVpcArgs):
-            zones = list(self.network.availability_zones)
-            problems.check(
-                2 <= len(zones) <= MAX_ZONES, "network.availability_zones", f"needs 2 to {MAX_ZONES} zones"
-            )
-            problems.check(len(set(zones)) == len(zones), "network.availability_zones", "must be unique")
-            problem = checks.vpc_cidr_problem(self.network.cidr)
-            if problem is not None:
-                problems.add("network.cidr", problem)
+            zones = self.network.availability_zones
+            for index, zone in enumerate(zones):
+                problems.gate(f"network.availability_zones[{index}]", checks.availability_zone_problem, zone)
+            problems.gate("network.availability_zones", checks.availability_zones_problem, zones)
+            problems.gate("network.cidr", checks.vpc_cidr_problem, self.network.cidr)
         else:
-            problems.check(
-                len(self.network.private_subnet_ids) >= 2,
-                "network.private_subnet_ids",
-                "needs subnets in at least two zones",
-            )
+            subnets = self.network.private_subnet_ids
+            problems.gate("network.private_subnet_ids", checks.private_subnets_problem, subnets)
         problems.raise_if_any()
+
+
+def _known_size(value: pulumi.Input[int]) -> int | None:
+    """A size as a number, or ``None`` while it is an ``Output`` (the provider checks it then)."""
+    return value if isinstance(value, int) else None
 
 
 def subnet_cidrs(vpc_cidr: str, zones: int) -> list[tuple[str, str]]:
@@ -232,7 +226,10 @@ def subnet_cidrs(vpc_cidr: str, zones: int) -> list[tuple[str, str]]:
         raise ValueError(problem)
     network = ipaddress.IPv4Network(vpc_cidr)
     subnets = list(network.subnets(prefixlen_diff=SUBNET_PREFIX_DELTA))
-    return [(str(subnets[i]), str(subnets[PRIVATE_SUBNET_OFFSET + i])) for i in range(min(zones, MAX_ZONES))]
+    return [
+        (str(subnets[i]), str(subnets[PRIVATE_SUBNET_OFFSET + i]))
+        for i in range(min(zones, checks.MAX_ZONES))
+    ]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import pulumi
 import pulumi_github as github
 
 from gitops_infra import checks
-from gitops_infra.components._args import Problems, is_known
+from gitops_infra.components._args import Problems
 from gitops_infra.contract import CONTRACT_KEYS
 
 __all__ = [
@@ -56,7 +56,7 @@ class FleetRepositoryArgs:
 
     repository: pulumi.Input[str]
     path: str
-    branch: str = "main"
+    branch: str = checks.DEFAULT_BRANCH
     environment: str | None = None
     """The environment the path is for, named in the scaffolded README."""
     scaffold: bool = True
@@ -64,15 +64,9 @@ class FleetRepositoryArgs:
 
     def __post_init__(self) -> None:
         problems = Problems("FleetRepositoryArgs")
-        if is_known(self.repository):
-            repository = str(self.repository)
-            problems.check(
-                bool(repository) and "/" not in repository, "repository", "must be a repository name"
-            )
-        problem = checks.relative_path_problem(self.path)
-        if problem is not None:
-            problems.add("path", problem)
-        problems.check(bool(self.branch), "branch", "must not be empty")
+        problems.gate("repository", checks.repository_name_problem, self.repository)
+        problems.gate("path", checks.relative_path_problem, self.path)
+        problems.gate("branch", checks.branch_problem, self.branch)
         problems.check(
             self.create is None or isinstance(self.create, RepositoryVisibility),
             "create",

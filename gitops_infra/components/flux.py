@@ -44,7 +44,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gitops_infra import checks
-from gitops_infra.components._args import Problems, is_known
+from gitops_infra.checks import DEFAULT_BRANCH
+from gitops_infra.components._args import Problems
 from gitops_infra.components._kubernetes import OWNED, owned_in
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
 from gitops_infra.components.environment import build_environment_configmap
@@ -130,7 +131,6 @@ SOPS_AGE_KEY = "age.agekey"  # kustomize-controller reads keys ending in .agekey
 NOTIFICATION_WEBHOOK_SECRET_NAME = "notification-webhook"
 NOTIFICATION_ADDRESS_KEY = "address"  # notification-controller prefers it over spec.address
 KUSTOMIZATION_DELETION_POLICY = "WaitForTermination"  # Flux >= 2.6 (kustomize-controller v1.6)
-DEFAULT_BRANCH = "main"
 DEFAULT_GIT_INTERVAL = "1m"
 DEFAULT_INTERVAL = "10m"
 DEFAULT_RETRY_INTERVAL = "2m"
@@ -171,10 +171,8 @@ DEFAULT_COMPONENTS: tuple[FluxComponent, ...] = (
     FluxComponent.HELM_CONTROLLER,
     FluxComponent.NOTIFICATION_CONTROLLER,
 )
-REQUIRED_COMPONENTS: tuple[FluxComponent, ...] = (
-    FluxComponent.SOURCE_CONTROLLER,
-    FluxComponent.KUSTOMIZE_CONTROLLER,
-)
+REQUIRED_COMPONENTS: tuple[FluxComponent, ...] = tuple(map(FluxComponent, checks.REQUIRED_FLUX_COMPONENTS))
+"""The controllers the sync needs (``checks.REQUIRED_FLUX_COMPONENTS``, as members of the enum)."""
 # The chart's values key for each controller.
 _CHART_KEYS: dict[FluxComponent, str] = {
     FluxComponent.SOURCE_CONTROLLER: "sourceController",
@@ -217,12 +215,13 @@ class InstallOptions:
 
     def __post_init__(self) -> None:
         problems = Problems("InstallOptions")
-        installed = self.installed
-        for component in installed:
+        problems.gate("version", checks.chart_version_problem, self.version)
+        for component in self.installed:
             problems.check(component in _CHART_KEYS, "components", f"unknown component {component!r}")
-        for required in REQUIRED_COMPONENTS:
-            problems.check(required in installed, "components", f"must include {required.value}")
-        problems.check(len(set(installed)) == len(installed), "components_extra", "repeats a component")
+        problems.gate("components", checks.flux_components_problem, self.components)
+        problem = checks.flux_components_extra_problem(self.components_extra, self.components)
+        if problem is not None:
+            problems.add("components_extra", problem)
         for index, toleration in enumerate(self.tolerations):
             fields = (toleration.get(key) for key in ("key", "operator", "value", "effect"))
             for key, message in checks.toleration_problems(*fields):
@@ -283,9 +282,8 @@ class SourceSecretOptions:
 
     def __post_init__(self) -> None:
         problems = Problems("SourceSecretOptions")
-        problem = checks.dns_label_problem(self.name)
-        if problem is not None:
-            problems.add("name", problem)
+        problems.gate("known_hosts", checks.known_hosts_problem, self.known_hosts)
+        problems.gate("name", checks.dns_label_problem, self.name)
         problems.raise_if_any()
 
 
@@ -356,18 +354,16 @@ class SyncOptions:
 
     def __post_init__(self) -> None:
         problems = Problems("SyncOptions")
-        if is_known(self.url):
-            problems.check(str(self.url).startswith("ssh://"), "url", "must be an ssh:// URL")
         for field_name, check in _SYNC_CHECKS.items():
-            problem = check(getattr(self, field_name))
-            if problem is not None:
-                problems.add(field_name, problem)
+            problems.gate(field_name, check, getattr(self, field_name))
         problems.raise_if_any()
 
 
-# The plain-valued fields of SyncOptions, and the one check each shares with the stack config.
+# The fields of SyncOptions, and the one check each shares with the stack config.
 _SYNC_CHECKS = {
+    "url": checks.ssh_url_problem,
     "path": checks.relative_path_problem,
+    "branch": checks.branch_problem,
     "namespace": checks.dns_label_problem,
     "git_interval": checks.go_duration_problem,
     "interval": checks.go_duration_problem,
@@ -635,10 +631,11 @@ class FluxBootstrapArgs:
             "must be an Environment, or None",
         )
         if self.notifications is not None and isinstance(self.install, InstallOptions):
+            # The config's check, in words that point at install.components, where the Args list them.
             problems.check(
-                FluxComponent.NOTIFICATION_CONTROLLER in self.install.installed,
+                checks.notifications_problem(self.install.installed) is None,
                 "notifications",
-                "needs notification-controller in install.components",
+                f"needs {checks.NOTIFICATION_CONTROLLER} in install.components",
             )
         problems.raise_if_any()
 

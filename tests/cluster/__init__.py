@@ -1,1 +1,1 @@
-"""The real-Kubernetes tier: see local_cluster.py and conftest.py."""
+"""The real-Kubernetes tier: see conftest.py, and the harness it runs on, gitops_infra.local."""

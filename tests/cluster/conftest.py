@@ -10,7 +10,6 @@ afterwards. With ``CI`` set, a missing toolchain fails the run instead of skippi
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -22,30 +21,32 @@ import pytest
 from pulumi import automation as auto
 
 from gitops_infra.automation import StackOptions
+from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
-from ..engine.conftest import ENGINE, PASSPHRASE
-from ..gitrepo import git
-from .local_cluster import BIN_DIR, DeployKeyPair, FleetServer, LocalCluster
+from ..support import (
+    REPO_ROOT,
+    TOOLCHAIN,
+    commit_all,
+    engine_env,
+    init_repo,
+    put_engine_on_path,
+    stack_project,
+    unavailable,
+)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+ENGINE = put_engine_on_path()
 STACK = "local"
 
 
 def _require_toolchain() -> None:
-    missing = [
-        name for name in ("kube-apiserver", "pulumi-resource-kubernetes") if not (BIN_DIR / name).is_file()
-    ]
-    if ENGINE is None or missing or not Path("/usr/sbin/sshd").is_file():
-        message = "the local cluster's toolchain is not built: run `make setup`"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    if ENGINE is None or TOOLCHAIN.missing():
+        unavailable("the local cluster's toolchain is not built: run `make setup`")
 
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     _require_toolchain()
-    local = LocalCluster(tmp_path_factory.mktemp("cluster")).start()
+    local = LocalCluster(tmp_path_factory.mktemp("cluster"), toolchain=TOOLCHAIN).start()
     try:
         yield local
     finally:
@@ -101,9 +102,7 @@ class LocalStack:
         self.raw_stack().set_config(f"gitops-infra:{path}", auto.ConfigValue(text, secret=secret), path=True)
 
     def commit(self, message: str) -> str:
-        git(self.root, "add", "-A")
-        git(self.root, "commit", "-q", "-m", message)
-        return git(self.root, "rev-parse", "HEAD")
+        return commit_all(self.root, message)
 
 
 @pytest.fixture
@@ -117,27 +116,10 @@ def local_stack(
     """The committed local stack, configured for this cluster and fleet server; destroyed afterwards."""
     assert ENGINE is not None
     name = request.node.name.removeprefix("test_")[:24].rstrip("_").replace("_", "-")
-    root = tmp_path / "project"
-    root.mkdir()
-    backend = tmp_path / "backend"
-    backend.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "cluster-tests@example.invalid")
-    git(root, "config", "user.name", "cluster tests")
-    (root / "Pulumi.yaml").write_text(
-        f"name: gitops-infra\nruntime:\n  name: python\n  options:\n    virtualenv: {sys.prefix}\n"
-        f"main: {REPO_ROOT / 'stacks'}\n"
-    )
+    root = stack_project(init_repo(tmp_path / "project", "cluster tests"), virtualenv=sys.prefix)
     shutil.copy(REPO_ROOT / "Pulumi.local.yaml", root / "Pulumi.local.yaml")
-    env = {
-        "PULUMI_BACKEND_URL": backend.as_uri(),
-        "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
-        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-        "PULUMI_HOME": str(tmp_path / "pulumi-home"),
-        # The engine finds the Kubernetes provider on PATH, beside its own binaries.
-        "PATH": f"{BIN_DIR}{os.pathsep}{ENGINE.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-    }
+    # The engine finds the Kubernetes provider on PATH, beside its own binaries.
+    env = engine_env(tmp_path, path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir])
     auto.Stack.create(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
     fleet_path = f"clusters/{name}"
     stack = LocalStack(root=root, env=env, name=name, fleet_path=fleet_path, api=cluster.api())

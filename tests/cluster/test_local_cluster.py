@@ -22,9 +22,10 @@ from gitops_infra import checks
 from gitops_infra.automation import StackOptions, detect_drift, history, rollback_to_commit, up
 from gitops_infra.components.flux import FLUX_SECRET_NAME, FLUX_SYNC_NAME
 from gitops_infra.errors import OperationFailedError
+from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
+from ..support import write_project
 from .conftest import LocalStack
-from .local_cluster import DeployKeyPair, FleetServer, LocalCluster
 
 pytestmark = pytest.mark.cluster
 
@@ -224,11 +225,7 @@ pulumi.export("host", env.apply(lambda e: f"shop.{e.base_domain}" if e.ingress_e
 
 
 def _app(local_stack: LocalStack, cluster: LocalCluster, tmp_path: Path) -> StackOptions:
-    root = tmp_path / "app"
-    root.mkdir()
-    (root / "Pulumi.yaml").write_text(
-        f"name: shop\nruntime:\n  name: python\n  options:\n    virtualenv: {sys.prefix}\n"
-    )
+    root = write_project(tmp_path / "app", "shop", virtualenv=sys.prefix)
     (root / "__main__.py").write_text(APP_PROGRAM)
     stack = auto.Stack.create("app", auto.LocalWorkspace(work_dir=str(root), env_vars=local_stack.env))
     stack.set_config("kubeconfig", auto.ConfigValue(cluster.kubeconfig, secret=True))

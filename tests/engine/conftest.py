@@ -8,10 +8,6 @@ the run instead of skipping it, so CI can never pass without exercising the engi
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,73 +17,35 @@ from pulumi import automation as auto
 
 from gitops_infra.automation import StackOptions, UpResult, up
 
-from ..gitrepo import git
+from .. import support
+from ..support import (
+    NO_ENGINE,
+    Engine,
+    commit_all,
+    fixture_project,
+    git,
+    init_repo,
+    put_engine_on_path,
+    unavailable,
+)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-PASSPHRASE = "engine-test-passphrase"
-BUILT_BIN = REPO_ROOT / ".tools" / "pulumi" / "bin"
-
-
-@dataclass(frozen=True)
-class Engine:
-    """The Pulumi CLI the engine tests run, and the directory it lives in."""
-
-    bin_dir: Path
-    version: str
-
-    @property
-    def command(self) -> auto.PulumiCommand:
-        return auto.PulumiCommand(root=str(self.bin_dir.parent))
-
-
-def _find_engine() -> Engine | None:
-    if (BUILT_BIN / "pulumi").is_file():
-        bin_dir = BUILT_BIN
-    elif ambient := shutil.which("pulumi"):
-        bin_dir = Path(ambient).resolve().parent
-    else:
-        return None
-    version = subprocess.run(
-        [str(bin_dir / "pulumi"), "version"], check=True, capture_output=True, text=True
-    ).stdout.strip()
-    return Engine(bin_dir=bin_dir, version=version)
-
-
-ENGINE = _find_engine()
-if ENGINE is not None:
-    # The automation layer finds the engine on PATH, as a CI job would after `make setup`.
-    os.environ["PATH"] = f"{ENGINE.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+ENGINE = put_engine_on_path()
 
 
 @pytest.fixture(scope="session")
 def engine() -> Engine:
     if ENGINE is None:
-        message = "no Pulumi engine: run `make setup` to build it into .tools/pulumi/bin"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        unavailable(NO_ENGINE)
     return ENGINE
 
 
 @pytest.fixture
 def engine_env(engine: Engine, tmp_path: Path) -> dict[str, str]:
     """Environment for one engine run: a file backend, passphrase secrets, no plugin downloads."""
-    backend = tmp_path / "backend"
-    backend.mkdir()
-    return {
-        "PULUMI_BACKEND_URL": backend.as_uri(),
-        "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
-        # Plugin hosts cannot be reached here; the language host still reports the provider packages
-        # installed in the venv, so the engine must not try to fetch them.
-        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-        "PULUMI_HOME": str(tmp_path / "pulumi-home"),
-        # The language host and the dynamic-provider plugin are found beside the CLI.
-        "PATH": f"{engine.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-    }
+    # The language host and the dynamic-provider plugin are found beside the CLI.
+    return support.engine_env(tmp_path, path=[engine.bin_dir])
 
 
-FIXTURE_PROJECT = Path(__file__).parent / "fixture_project"
 STACK = "dev"
 
 
@@ -116,9 +74,7 @@ class FixtureRepo:
             stack.set_config(f"fixture:{key}", auto.ConfigValue(value))
 
     def commit(self, message: str) -> str:
-        git(self.root, "add", "-A")
-        git(self.root, "commit", "-q", "-m", message)
-        return git(self.root, "rev-parse", "HEAD")
+        return commit_all(self.root, message)
 
     def head(self) -> str:
         return git(self.root, "rev-parse", "HEAD")
@@ -155,22 +111,13 @@ class FixtureRepo:
 @pytest.fixture
 def repo(engine_env: dict[str, str], tmp_path: Path) -> FixtureRepo:
     """Commit A of the fixture: files a and b, a secret token; the stack exists but was never updated."""
-    root = tmp_path / "repo"
+    root = init_repo(tmp_path / "repo", "engine tests")
     files_dir = tmp_path / "files"
     files_dir.mkdir()
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "engine-tests@example.invalid")
-    git(root, "config", "user.name", "engine tests")
     (root / "README").write_text("fixture repository\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "before the project existed")
+    commit_all(root, "before the project existed")
 
-    shutil.copy(FIXTURE_PROJECT / "__main__.py", root / "__main__.py")
-    (root / "Pulumi.yaml").write_text(
-        f"name: fixture\nruntime:\n  name: python\n  options:\n    virtualenv: {sys.prefix}\n"
-    )
-    (root / ".gitignore").write_text("__pycache__/\n")
+    fixture_project(root)
     env = {key: value for key, value in engine_env.items() if key != "PATH"}
     fixture = FixtureRepo(root=root, files_dir=files_dir, env=env)
     auto.Stack.create(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env))

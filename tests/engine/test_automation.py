@@ -30,7 +30,7 @@ from gitops_infra.errors import (
     WorkspaceError,
 )
 
-from ..gitrepo import git
+from ..support import git
 from .conftest import SECRET_TOKEN, FixtureRepo, concurrent_ups
 
 pytestmark = pytest.mark.engine

@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
 
-from ..gitrepo import git
+from ..support import git
 from .conftest import SECRET_TOKEN, FixtureRepo
 
 pytestmark = pytest.mark.engine

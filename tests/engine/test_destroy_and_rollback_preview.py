@@ -19,7 +19,7 @@ from gitops_infra.automation import destroy, history, rollback_to_commit, up
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
 from gitops_infra.errors import ConfirmationRequiredError
 
-from ..gitrepo import git
+from ..support import git
 from .conftest import FixtureRepo
 
 pytestmark = pytest.mark.engine

@@ -11,7 +11,7 @@ import pytest
 from gitops_infra.automation import history, rollback_to_commit, up
 from gitops_infra.errors import OperationFailedError
 
-from ..gitrepo import git
+from ..support import git
 from .conftest import FixtureRepo
 
 pytestmark = pytest.mark.engine

@@ -24,7 +24,8 @@ from gitops_infra.automation import (
 )
 from gitops_infra.automation.results import RecordedResult, UpResult
 
-from .conftest import Engine, FixtureRepo
+from ..support import Engine
+from .conftest import FixtureRepo
 
 pytestmark = pytest.mark.engine
 

@@ -19,7 +19,8 @@ from pulumi import automation as auto
 from gitops_infra.automation import StackOptions, history, preview, up
 from gitops_infra.errors import OperationFailedError, PolicyViolation, PolicyViolationError
 
-from .conftest import REPO_ROOT, FixtureRepo
+from ..support import REPO_ROOT, python_runtime
+from .conftest import FixtureRepo
 
 pytestmark = pytest.mark.engine
 
@@ -49,9 +50,7 @@ def fixture_pack(tmp_path: Path) -> str:
     pack = tmp_path / "policy-pack"
     shutil.copytree(FIXTURE_PACK, pack, ignore=shutil.ignore_patterns("__pycache__"))
     (pack / "PulumiPolicy.yaml").write_text(
-        "runtime:\n  name: python\n  options:\n"
-        f"    virtualenv: {sys.prefix}\n"
-        "description: test-only policies for the engine tests\nversion: 0.0.1\n"
+        python_runtime(sys.prefix) + "description: test-only policies for the engine tests\nversion: 0.0.1\n"
     )
     return str(pack)
 

@@ -13,7 +13,7 @@ from gitops_infra.automation import history, promote, refresh, up
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
 from gitops_infra.errors import OperationFailedError, PromotionError
 
-from ..gitrepo import git
+from ..support import git
 from .conftest import SECRET_TOKEN, FixtureRepo
 
 pytestmark = pytest.mark.engine

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 from pulumi import automation as auto
 
-from .conftest import Engine
+from ..support import Engine, write_project
 
 pytestmark = pytest.mark.engine
 
@@ -52,21 +51,9 @@ pulumi.export("path", f.id)
 
 
 def _project(tmp_path: Path) -> Path:
-    work_dir = tmp_path / "project"
-    work_dir.mkdir()
-    (work_dir / "__main__.py").write_text(PROGRAM)
     # `virtualenv` points the language host at the interpreter running the tests, which has pulumi.
-    (work_dir / "Pulumi.yaml").write_text(
-        textwrap.dedent(
-            f"""\
-            name: smoke
-            runtime:
-              name: python
-              options:
-                virtualenv: {sys.prefix}
-            """
-        )
-    )
+    work_dir = write_project(tmp_path / "project", "smoke", virtualenv=sys.prefix)
+    (work_dir / "__main__.py").write_text(PROGRAM)
     return work_dir
 
 

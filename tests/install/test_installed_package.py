@@ -21,18 +21,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ..engine.conftest import ENGINE
+from ..support import NO_ENGINE, REPO_ROOT, engine_env, find_engine, unavailable, write_project
 
 pytestmark = pytest.mark.install
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+ENGINE = find_engine()
 WHEELHOUSE = REPO_ROOT / ".tools" / "wheels"
 RUNTIME_FILES = (
     "gitops_infra/py.typed",
     "gitops_infra/policy/PulumiPolicy.yaml",
     "gitops_infra/policy/__main__.py",
 )
-PASSPHRASE = "install-test-passphrase"
 TIMEOUT = 600
 """Seconds any one command may take (the dependencies' first download included)."""
 
@@ -200,9 +199,10 @@ def test_the_version_comes_from_the_package_metadata(installed: Installed, tmp_p
     assert Path(located).resolve().is_relative_to(installed.venv.resolve())
 
 
-def _user_project(root: Path, program: str, name: str, config: dict[str, object]) -> Path:
-    root.mkdir()
-    (root / "Pulumi.yaml").write_text(f"name: {name}\nruntime: python\n")
+def _user_project(
+    root: Path, program: str, name: str, config: dict[str, object], *, virtualenv: Path | None = None
+) -> Path:
+    write_project(root, name, virtualenv=virtualenv)
     (root / "__main__.py").write_text(program)
     (root / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
     return root
@@ -230,6 +230,25 @@ def test_the_offline_plan_of_a_users_own_program(installed: Installed, tmp_path:
     assert "v1:bm90" not in json.dumps(plan)
 
 
+def test_the_local_cluster_names_its_extra_when_installed_without_it(
+    installed: Installed, tmp_path: Path
+) -> None:
+    # The wheel alone has neither kubernetes nor cryptography: gitops_infra.local says which extra to add.
+    done = subprocess.run(
+        [installed.python, "-m", "gitops_infra.cli", "local", "up"],
+        cwd=tmp_path,
+        env=installed.env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("MissingExtraError: ") and "Traceback" not in done.stderr
+    assert "pip install 'gitops-infra[local]'" in done.stderr
+    assert not (tmp_path / ".demo").exists()
+
+
 def test_the_bundled_policy_pack_is_set_up_for_the_installed_environment(
     installed: Installed, tmp_path: Path
 ) -> None:
@@ -245,22 +264,15 @@ def test_the_bundled_policy_pack_is_set_up_for_the_installed_environment(
 @pytest.fixture
 def engine_project(installed: Installed, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     if ENGINE is None:
-        if os.environ.get("CI"):
-            pytest.fail("no Pulumi engine: run `make setup`")
-        pytest.skip("no Pulumi engine: run `make setup`")
-    project = _user_project(tmp_path / "files", ENGINE_PROGRAM, "files", {"files:directory": str(tmp_path)})
-    (project / "Pulumi.yaml").write_text(
-        f"name: files\nruntime:\n  name: python\n  options:\n    virtualenv: {installed.venv}\n"
+        unavailable(NO_ENGINE)
+    project = _user_project(
+        tmp_path / "files",
+        ENGINE_PROGRAM,
+        "files",
+        {"files:directory": str(tmp_path)},
+        virtualenv=installed.venv,
     )
-    backend = tmp_path / "backend"
-    backend.mkdir()
-    env = installed.env | {
-        "PULUMI_BACKEND_URL": backend.as_uri(),
-        "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
-        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-        "PULUMI_HOME": str(tmp_path / "pulumi-home"),
-    }
+    env = installed.env | engine_env(tmp_path)
     _run(["pulumi", "stack", "init", "dev", "--non-interactive"], cwd=project, env=env)
     return project, env
 

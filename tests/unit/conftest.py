@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from ..support import REPO_ROOT
+
 SOPS_TEST_KEY = "AGE-SECRET-KEY-1TESTONLYNOTAREALKEY"
 GITHUB_TEST_TOKEN = "ghp_testonly_not_a_real_token"
 WEBHOOK_TEST_URL = "https://hooks.example.invalid/testonly"

@@ -1,7 +1,7 @@
 """Run a program under Pulumi mocks and record its whole resource graph.
 
-``run(program)`` executes ``program`` under ``pulumi.runtime.set_mocks`` with the library's
-``RecordingMonitor`` (the one the offline plan uses) and returns a ``Run`` with:
+``run(program)`` executes ``program`` through the library's ``run_mocked`` (the runner the offline plan
+uses) and returns a ``Run`` with:
 
 - ``graph``: every registered resource, components included (type, name, URN, parent URN,
   ``depends_on`` URNs, provider reference, inputs with secrets unwrapped, which inputs were secret, and
@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 
 import pulumi
 
-from gitops_infra.automation.recording import Graph, RecordingMonitor, Registered
+from gitops_infra.automation._recording import Graph, Registered, run_mocked
 
 __all__ = [
     "DEPLOYER_ARN",
@@ -138,14 +138,10 @@ def run(
     caller_arn: str = DEPLOYER_ARN,
     reads: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Run[T]:
-    """Run ``program`` under mocks; resolve the Outputs ``outputs(result)`` names.
+    """Run ``program`` under mocks (the library's own runner); resolve the Outputs ``outputs(result)`` names.
 
     ``reads`` is the state each ``Resource.get`` finds, by the ID it reads.
     """
-    mocks = PlatformMocks(caller_arn, reads)
-    monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
-    pulumi.runtime.set_all_config(dict(config or {}), secret_keys or [])
     box: dict[str, Any] = {}
     resolved: dict[str, Resolved] = {}
 
@@ -153,12 +149,19 @@ def run(
         for key, output in named.items():
             resolved[key] = Resolved(value=await output.future(), secret=await output.is_secret())
 
-    @pulumi.runtime.test
     def execute() -> Any:
         box["result"] = program()
         if outputs is None:
             return None
         return pulumi.Output.from_input(resolve(outputs(box["result"])))
 
-    execute()
-    return Run(result=box["result"], graph=monitor.graph, values=resolved)
+    graph = run_mocked(
+        execute,
+        PlatformMocks(caller_arn, reads),
+        project=PROJECT,
+        stack=stack,
+        preview=False,
+        config=config,
+        secret_keys=secret_keys or [],
+    )
+    return Run(result=box["result"], graph=graph, values=resolved)

@@ -13,8 +13,8 @@ from pulumi.automation import CommandResult
 from pulumi.automation import errors as upstream
 
 from gitops_infra.automation import PropertyDiff
-from gitops_infra.automation.engine import EngineEvents, _engine_message, map_engine_errors
-from gitops_infra.automation.stack_target import DEFAULT_STATE_DIR, StackOptions, StackTarget
+from gitops_infra.automation._engine import EngineEvents, _engine_message, map_engine_errors
+from gitops_infra.automation._target import DEFAULT_STATE_DIR, StackOptions, StackTarget
 from gitops_infra.errors import (
     EngineNotFoundError,
     GitOpsInfraError,
@@ -24,6 +24,8 @@ from gitops_infra.errors import (
     StackNotFoundError,
     WorkspaceError,
 )
+
+from ..support import fake_engine, write_project
 
 PROGRAM_EXCEPTION = """Previewing update (dev):
     pulumi:pulumi:Stack fixture-dev running error: Program failed with an unhandled exception:
@@ -63,10 +65,7 @@ def _failed(
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "Pulumi.yaml").write_text("name: p\nruntime: python\n")
-    engine = tmp_path / ".tools" / "pulumi" / "bin" / "pulumi"
-    engine.parent.mkdir(parents=True)
-    engine.write_text("#!/bin/sh\n")
+    fake_engine(write_project(tmp_path, "p"))
     monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "p")
     return tmp_path
@@ -123,7 +122,7 @@ def test_translation_maps_each_upstream_error(project: Path) -> None:
 
 def test_defaults_use_a_local_file_backend_inside_the_project(project: Path) -> None:
     ws = StackTarget.resolve("dev", StackOptions(work_dir=project / ".tools"))  # found from a subdirectory
-    assert ws.project == project
+    assert ws.project.path == project
     assert ws.backend_url == (project / DEFAULT_STATE_DIR).as_uri()
     assert ws.engine == project / ".tools" / "pulumi" / "bin" / "pulumi"
     assert ws.env["PULUMI_BACKEND_URL"] == ws.backend_url

@@ -11,7 +11,7 @@ import pytest
 from gitops_infra.components.deploy_key import KeyAlgorithm
 from gitops_infra.components.eks_cluster import ALL_LOG_TYPES, EndpointAccess, NatGateways
 from gitops_infra.components.flux import DEFAULT_COMPONENTS, FLUX_CHART_VERSION, FLUX_NAMESPACE, FluxComponent
-from gitops_infra.config import load_config, load_stack_config
+from gitops_infra.config import load_config, load_stack_config, platform_name
 from gitops_infra.errors import ConfigError
 
 from .conftest import GITHUB_TEST_TOKEN, SOPS_TEST_KEY, stack_config
@@ -317,7 +317,8 @@ def test_scaling_is_ours_unless_an_autoscaler_owns_it(minimal: dict[str, Any]) -
 
 def test_names_aws_derives_must_fit_its_limits(minimal: dict[str, Any]) -> None:
     minimal["cluster"]["name"] = "c" * 35
-    assert load_config(minimal, stack="t").platform_name == "c" * 35
+    config = load_config(minimal, stack="t")
+    assert platform_name(config.environment, config.cluster) == "c" * 35
     minimal["cluster"]["name"] = "c" * 36
     [problem] = problems_of(minimal)
     assert problem.startswith("gitops-infra:cluster.name: must be at most 35 characters")
@@ -416,7 +417,7 @@ def test_an_existing_cluster_needs_only_its_kubeconfig(minimal: dict[str, Any]) 
     minimal["homeKubeconfig"] = {"secure": "v1:ciphertext"}
     config = load_config(minimal, stack="t")
     assert isinstance(config.secrets.kubeconfig, pulumi.Output)
-    assert config.platform_name == "gitops-test"
+    assert platform_name(config.environment, config.cluster) == "gitops-test"
     # EKS settings beside `existing` are a mistake, named as such.
     minimal["cluster"]["kubernetesVersion"] = "1.33"
     assert problems_of(minimal) == ("gitops-infra:cluster.kubernetesVersion: unknown key",)

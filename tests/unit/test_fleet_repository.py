@@ -86,7 +86,7 @@ def test_create_without_scaffold_makes_only_the_repository() -> None:
 
 def test_args_are_checked() -> None:
     with pytest.raises(ConfigError) as info:
-        FleetRepositoryArgs(repository="acme/fleet", path="/abs", create="public")  # type: ignore[arg-type]
+        FleetRepositoryArgs(repository="my fleet", path="/abs", create="public")  # type: ignore[arg-type]
     problems = info.value.problems
     assert problems[0] == "FleetRepositoryArgs.repository: must be a repository name"
     assert problems[1].startswith("FleetRepositoryArgs.path: ")

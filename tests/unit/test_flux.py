@@ -279,7 +279,7 @@ def test_health_checks_tolerations_and_extra_components_reach_the_graph() -> Non
             "InstallOptions.components: must include kustomize",
         ),
         (
-            {"components_extra": [FluxComponent.HELM_CONTROLLER]},
+            {"components_extra": [FluxComponent.IMAGE_REFLECTOR_CONTROLLER] * 2},
             "InstallOptions.components_extra: repeats a component",
         ),
         (

@@ -32,11 +32,12 @@ from gitops_infra import config as config_module
 from gitops_infra.automation import Plan, StackOptions, offline_plan
 from gitops_infra.automation.results import to_jsonable
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
-from gitops_infra.config import StackConfig, load_config
+from gitops_infra.config import StackConfig, load_config, plan_config
 from gitops_infra.contract import Environment
 from gitops_infra.errors import ConfigError, OperationFailedError
 
-from .conftest import MINIMAL, REPO_ROOT
+from ..support import REPO_ROOT, stack_project
+from .conftest import MINIMAL
 
 SCALE = int(os.environ.get("GITOPS_INFRA_HYPOTHESIS_SCALE", "1"))
 STACK = "hostile"
@@ -500,11 +501,7 @@ def test_load_config_returns_a_config_or_raises_config_error(raw: Any) -> None:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project whose program is this repository's stack program; each example writes its stack file."""
-    root = tmp_path_factory.mktemp("hostile-project")
-    (root / "Pulumi.yaml").write_text(
-        yaml.safe_dump({"name": "gitops-infra", "runtime": "python", "main": str(REPO_ROOT / "stacks")})
-    )
-    return root
+    return stack_project(tmp_path_factory.mktemp("hostile-project"))
 
 
 def _write(project: Path, text: str) -> None:
@@ -514,7 +511,7 @@ def _write(project: Path, text: str) -> None:
 
 def _plan_outcome(project: Path) -> Plan | ConfigError:
     try:
-        return offline_plan(STACK, options=StackOptions(work_dir=project))
+        return offline_plan(STACK, options=StackOptions(work_dir=project), config_step=plan_config)
     except ConfigError as error:
         return error
 
@@ -595,10 +592,10 @@ def test_a_failed_plan_leaves_nothing_behind_for_the_next_one(tmp_path: Path, pr
     (tmp_path / "__main__.py").write_text("import pulumi_aws as aws\n" + FAILING_PROGRAMS[program])
 
     with pytest.raises(OperationFailedError):
-        offline_plan("x", options=StackOptions(work_dir=tmp_path))
-    after = offline_plan("dev", options=StackOptions(work_dir=REPO_ROOT))
+        offline_plan("x", options=StackOptions(work_dir=tmp_path), config_step=plan_config)
+    after = offline_plan("dev", options=StackOptions(work_dir=REPO_ROOT), config_step=plan_config)
 
     assert "leftover" not in {resource.name for resource in after.resources}
     assert len(after.resources) == len(
-        offline_plan("dev", options=StackOptions(work_dir=REPO_ROOT)).resources
+        offline_plan("dev", options=StackOptions(work_dir=REPO_ROOT), config_step=plan_config).resources
     )

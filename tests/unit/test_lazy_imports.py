@@ -14,10 +14,11 @@ import pytest
 
 import gitops_infra
 import gitops_infra.automation
+import gitops_infra.local
 
 # What --help and argument errors must not pay for: the engine wrapper and SDKs, rich, pydantic, YAML.
 HEAVY = ("pulumi", "pulumi_aws", "pulumi_kubernetes", "rich", "pydantic", "yaml", "psutil", "grpc")
-HEAVY_OURS = ("gitops_infra.components", "gitops_infra.config", "gitops_infra.automation.engine")
+HEAVY_OURS = ("gitops_infra.components", "gitops_infra.config", "gitops_infra.automation._engine")
 
 _RUN_CLI = """
 import json, sys
@@ -112,7 +113,7 @@ def test_importing_the_packages_loads_no_sdk_until_a_name_is_used() -> None:
     assert _heavy(_modules_after(code)) == []
 
 
-@pytest.mark.parametrize("package", [gitops_infra, gitops_infra.automation])
+@pytest.mark.parametrize("package", [gitops_infra, gitops_infra.automation, gitops_infra.local])
 def test_every_lazy_name_is_in_all_and_resolves(package: types.ModuleType) -> None:
     listed = package.__all__
     assert sorted(name for name in dir(package) if not name.startswith("_")) == sorted(listed)
@@ -120,3 +121,20 @@ def test_every_lazy_name_is_in_all_and_resolves(package: types.ModuleType) -> No
         assert getattr(package, name) is not None, name
     with pytest.raises(AttributeError, match="no_such_name"):
         package.no_such_name  # noqa: B018
+
+
+def test_no_public_name_is_shadowed_by_a_submodule_once_everything_is_imported() -> None:
+    # Importing a submodule sets it on its package: a module named after a function it exports would
+    # replace that function there (`automation.promote` became a module once `up` had run).
+    code = (
+        "import importlib, pkgutil, json, sys\n"
+        "import gitops_infra, gitops_infra.automation as automation, gitops_infra.cli as cli\n"
+        "for package in (gitops_infra, automation, cli):\n"
+        "    for info in pkgutil.iter_modules(package.__path__):\n"
+        "        if info.name != '__main__':\n"
+        "            importlib.import_module(f'{package.__name__}.{info.name}')\n"
+        "shadowed = [f'{p.__name__}.{n}' for p in (gitops_infra, automation, cli) for n in p.__all__\n"
+        "            if type(getattr(p, n)).__name__ == 'module']\n"
+        "sys.stderr.write('MODULES ' + json.dumps(shadowed) + '\\n')\n"
+    )
+    assert sorted(_modules_after(code)) == []

@@ -20,8 +20,8 @@ from gitops_infra.automation import (
     StackLock,
     StackStatus,
     Step,
-    to_markdown,
 )
+from gitops_infra.cli import to_markdown
 
 URN = "urn:pulumi:dev::fixture::pulumi-python:dynamic:Resource::a"
 

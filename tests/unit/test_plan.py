@@ -13,8 +13,9 @@ from click.testing import CliRunner, Result
 
 from gitops_infra.automation import COMPUTED, SECRET, StackOptions, offline_plan
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
+from gitops_infra.config import plan_config
 
-from .conftest import REPO_ROOT
+from ..support import REPO_ROOT, stack_project
 
 
 @pytest.fixture(autouse=True)
@@ -31,9 +32,7 @@ def _plan(*args: str) -> Result:
 
 def _project(tmp_path: Path, config: dict[str, object]) -> Path:
     """A project whose program is this repository's stack program, with the given stack config."""
-    (tmp_path / "Pulumi.yaml").write_text(
-        yaml.safe_dump({"name": "gitops-infra", "runtime": "python", "main": str(REPO_ROOT / "stacks")})
-    )
+    stack_project(tmp_path)
     (tmp_path / "Pulumi.test.yaml").write_text(yaml.safe_dump({"config": config}))
     return tmp_path
 
@@ -75,7 +74,7 @@ def test_plan_json_is_one_document_with_the_graph() -> None:
 
 
 def test_the_mocks_invent_nothing() -> None:
-    plan = offline_plan("dev", options=StackOptions(work_dir=REPO_ROOT))
+    plan = offline_plan("dev", options=StackOptions(work_dir=REPO_ROOT), config_step=plan_config)
 
     assert plan.outputs["oidcProviderArn"] == COMPUTED
     assert plan.outputs["deployKeyPublicKey"] == COMPUTED
@@ -107,7 +106,9 @@ def test_a_secure_value_is_planned_as_a_secret_without_a_passphrase(tmp_path: Pa
     config = _committed("dev")
     config["gitops-infra:githubToken"] = {"secure": "v1:bm90LWEtcmVhbC1jaXBoZXJ0ZXh0"}
 
-    plan = offline_plan("test", options=StackOptions(work_dir=_project(tmp_path, config)))
+    plan = offline_plan(
+        "test", options=StackOptions(work_dir=_project(tmp_path, config)), config_step=plan_config
+    )
 
     provider = next(r for r in plan.resources if r.type == "pulumi:providers:github")
     assert provider.inputs["token"] == SECRET

@@ -26,7 +26,8 @@ from gitops_infra import (
 )
 from gitops_infra.platform import Platform
 
-from .conftest import LOCAL_TEST_KUBECONFIG, REPO_ROOT, stack_config
+from ..support import REPO_ROOT
+from .conftest import LOCAL_TEST_KUBECONFIG, stack_config
 from .harness import MOCK_KUBECONFIG, Graph, Run, run
 
 EXPORTS = {

@@ -25,9 +25,10 @@ import pytest
 from pulumi_policy import EnforcementLevel
 
 from gitops_infra.automation import Plan, StackOptions, offline_plan
+from gitops_infra.config import plan_config
 from gitops_infra.policy import pack, rules
 
-from .conftest import REPO_ROOT
+from ..support import REPO_ROOT
 
 Resource = tuple[str, str, Mapping[str, Any]]
 """``(type, urn, inputs)`` of one planned resource."""
@@ -104,7 +105,9 @@ def _mandatory(found: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[
 @pytest.fixture(scope="module")
 def stacks() -> dict[str, list[Resource]]:
     return {
-        stack: _resources(offline_plan(stack, options=StackOptions(work_dir=REPO_ROOT)))
+        stack: _resources(
+            offline_plan(stack, options=StackOptions(work_dir=REPO_ROOT), config_step=plan_config)
+        )
         for stack in ("dev", "prod", "local")
     }
 

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from gitops_infra.automation import StackOptions, offline_plan, preview
+from gitops_infra.config import plan_config
 from gitops_infra.errors import ConfigError, WorkspaceError
 
-from .conftest import REPO_ROOT, plan_in_a_subprocess
+from ..support import stack_project
+from .conftest import plan_in_a_subprocess
 
 CANARY = "s3cr3t-canary-in-the-file"
 # The loader's limits (MAX_FILE_BYTES, MAX_DEPTH, MAX_NODES), spelled out so that the messages below read
@@ -43,15 +45,12 @@ EXPECTED = {
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "Pulumi.yaml").write_text(
-        f"name: gitops-infra\nruntime: python\nmain: {REPO_ROOT / 'stacks'}\n"
-    )
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "p")
-    return tmp_path
+    return stack_project(tmp_path)
 
 
 def test_the_limits_are_the_loaders() -> None:
-    from gitops_infra.automation import stack_files
+    from gitops_infra.automation import _stack_files as stack_files
 
     assert (stack_files.MAX_FILE_BYTES, stack_files.MAX_DEPTH, stack_files.MAX_NODES) == (
         MAX_FILE_BYTES,
@@ -62,7 +61,7 @@ def test_the_limits_are_the_loaders() -> None:
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_the_loader_refuses_with_the_file_and_the_problem(tmp_path: Path, case: str) -> None:
-    from gitops_infra.automation.stack_files import load_yaml_file
+    from gitops_infra.automation._stack_files import load_yaml_file
 
     path = tmp_path / "Pulumi.dev.yaml"
     path.write_bytes(MALFORMED[case])
@@ -98,7 +97,7 @@ def test_the_plan_command_refuses_without_a_traceback_and_in_bounded_time(projec
 def test_a_repeated_key_is_refused_not_merged(project: Path) -> None:
     (project / "Pulumi.dev.yaml").write_bytes(MALFORMED["repeated key"])
     with pytest.raises(ConfigError, match="repeats the key 'gitops-infra:tags'"):
-        offline_plan("dev", options=StackOptions(work_dir=project))
+        offline_plan("dev", options=StackOptions(work_dir=project), config_step=plan_config)
 
 
 def test_a_deleted_working_directory_is_a_clear_error(

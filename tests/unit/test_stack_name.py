@@ -19,6 +19,9 @@ from gitops_infra.automation import (
     up,
 )
 from gitops_infra.cli import EXIT_ERROR, main
+from gitops_infra.config import plan_config
+
+from ..support import fake_engine, write_project
 
 BAD_NAMES = ["", " ", " dev", "dev ", "dev\n", "a/b/c/d", "dev;rm", "../dev", "org/..", "x" * 101, "a/dev"]
 
@@ -26,7 +29,7 @@ BAD_NAMES = ["", " ", " dev", "dev ", "dev\n", "a/b/c/d", "dev;rm", "../dev", "o
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project with a stack file, where no engine can be found: a name check must come first."""
-    (tmp_path / "Pulumi.yaml").write_text("name: fixture\nruntime: python\n")
+    write_project(tmp_path, "fixture")
     (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "p")
@@ -55,7 +58,7 @@ def test_a_bad_name_is_a_usage_error_of_the_cli_with_exit_1(project: Path, name:
 
 
 def test_an_empty_name_says_why_it_is_dangerous() -> None:
-    from gitops_infra.automation.stack_name import parse_stack_name
+    from gitops_infra.automation._stack_name import parse_stack_name
 
     with pytest.raises(errors.StackNameError, match="whichever stack is selected"):
         parse_stack_name("")
@@ -71,7 +74,7 @@ def test_an_empty_name_says_why_it_is_dangerous() -> None:
     ],
 )
 def test_pulumis_name_forms_parse(text: str, org: str | None, project: str | None, name: str) -> None:
-    from gitops_infra.automation.stack_name import parse_stack_name
+    from gitops_infra.automation._stack_name import parse_stack_name
 
     parsed = parse_stack_name(text)
     assert (parsed.org, parsed.project, parsed.name, str(parsed)) == (org, project, name, text)
@@ -83,7 +86,9 @@ def test_a_qualified_name_of_another_project_is_refused(project: Path) -> None:
     with pytest.raises(errors.StackNameError, match="belongs to project 'other'"):
         preview("organization/other/dev", options=StackOptions(work_dir=project))
     with pytest.raises(errors.StackNameError, match="belongs to project 'other'"):
-        offline_plan("organization/other/dev", options=StackOptions(work_dir=project))
+        offline_plan(
+            "organization/other/dev", options=StackOptions(work_dir=project), config_step=plan_config
+        )
 
 
 def test_a_qualified_name_reads_the_stack_file_named_after_its_stack_part(
@@ -92,10 +97,8 @@ def test_a_qualified_name_reads_the_stack_file_named_after_its_stack_part(
     # Pulumi.dev.yaml names another secrets provider, so no passphrase is needed for
     # organization/fixture/dev either (it used to look for Pulumi.organization/fixture/dev.yaml).
     (project / "Pulumi.dev.yaml").write_text("secretsprovider: awskms://alias/gitops\nconfig: {}\n")
-    engine = project / ".tools" / "pulumi" / "bin" / "pulumi"
-    engine.parent.mkdir(parents=True)
-    engine.write_text("#!/bin/sh\n")
-    from gitops_infra.automation.stack_target import StackTarget
+    fake_engine(project)
+    from gitops_infra.automation._target import StackTarget
 
     monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE")
     options = StackOptions(work_dir=project)
@@ -108,4 +111,6 @@ def test_settings_files_may_be_yml_or_json(project: Path) -> None:
     (project / "Pulumi.dev.yaml").unlink()
     (project / "Pulumi.dev.json").write_text('{"config": {}}')
     (project / "__main__.py").write_text("")
-    assert offline_plan("dev", options=StackOptions(work_dir=project)).resources == ()
+    assert (
+        offline_plan("dev", options=StackOptions(work_dir=project), config_step=plan_config).resources == ()
+    )

@@ -1,8 +1,8 @@
 """A real Kubernetes API, Flux's controllers and an SSH fleet repository, on loopback, as plain processes.
 
-The harness behind ``tests/cluster`` and ``make demo``. Everything it starts runs from the binaries
-``tools/cluster/build.sh`` builds into ``.tools/cluster/bin``, on free loopback ports, in one temp
-directory:
+The harness behind ``make demo`` and the cluster tests. Everything it starts runs from the binaries
+``make setup`` (``tools/cluster/build.sh``) builds into a checkout's ``.tools/cluster/bin`` (see
+:class:`~gitops_infra.local.Toolchain`), on free loopback ports, in one work directory:
 
 - :class:`LocalCluster`: etcd, kube-apiserver and kube-controller-manager (no kubelet, no scheduler: pods
   are stored, never run), a temp PKI and an admin kubeconfig; then Flux's CRDs, and source-controller and
@@ -36,20 +36,21 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from ._project import SETUP_HINT, SSHD, Toolchain, commit_all, git, require_local_extra, set_identity
 
-from ..gitrepo import git
+try:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+except ModuleNotFoundError:
+    require_local_extra()  # names the `local` extra when that is what is missing
+    raise
 
-__all__ = ["BIN_DIR", "CRD_DIR", "DeployKeyPair", "FleetServer", "LocalCluster", "free_port"]
+__all__ = ["DeployKeyPair", "FleetServer", "LocalCluster", "free_port", "running"]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BIN_DIR = REPO_ROOT / ".tools" / "cluster" / "bin"
-CRD_DIR = REPO_ROOT / ".tools" / "cluster" / "crds"
 READY_SECONDS = 90.0
 """How long a component may take to become ready before the harness gives up with its log."""
 SERVICE_RANGE = "10.0.0.0/24"
@@ -197,7 +198,7 @@ class _Pki:
         ca_key = _key()
         ca_name = _name("gitops-infra-local-ca")
         ca = _certificate(ca_name, ca_key, ca=True)
-        first_service_ip = next(ipaddress.ip_network(SERVICE_RANGE).hosts())
+        first_service_ip = next(ipaddress.IPv4Network(SERVICE_RANGE).hosts())
         server_key = _key()
         server = _certificate(
             _name("kube-apiserver"),
@@ -229,7 +230,11 @@ class _Pki:
             (directory / name).write_bytes(content)
             (directory / name).chmod(0o600)
         return cls(
-            *(directory / name for name in ("ca.crt", "ca.key", "server.crt", "server.key", "admin.crt")),
+            ca_cert=directory / "ca.crt",
+            ca_key=directory / "ca.key",
+            server_cert=directory / "server.crt",
+            server_key=directory / "server.key",
+            admin_cert=directory / "admin.crt",
             admin_key=directory / "admin.key",
             service_account_key=directory / "sa.key",
             service_account_pub=directory / "sa.pub",
@@ -265,10 +270,12 @@ class _Harness:
 class LocalCluster(_Harness):
     """etcd, kube-apiserver, kube-controller-manager, Flux's CRDs and two controllers, on loopback."""
 
-    def __init__(self, workdir: Path, *, bin_dir: Path = BIN_DIR, crd_dir: Path = CRD_DIR) -> None:
+    def __init__(self, workdir: Path, *, toolchain: Toolchain | None = None) -> None:
+        """A cluster to start in ``workdir``, from ``toolchain`` (by default the one
+        :meth:`Toolchain.find` finds from the current directory)."""
+        require_local_extra()  # the API client is imported where it is used: fail here, not half-started
         self.workdir = workdir
-        self.bin_dir = bin_dir
-        self.crd_dir = crd_dir
+        self.toolchain = toolchain or Toolchain.find()
         (workdir / "logs").mkdir(parents=True, exist_ok=True)
         self.processes = _Processes(workdir / "logs")
         self.api_port = 0
@@ -282,12 +289,6 @@ class LocalCluster(_Harness):
     @property
     def server(self) -> str:
         return f"https://127.0.0.1:{self.api_port}"
-
-    def _binary(self, name: str) -> str:
-        path = self.bin_dir / name
-        if not path.is_file():
-            raise FileNotFoundError(f"{path} is missing: run `make setup` to build the local cluster")
-        return str(path)
 
     def _start(self) -> None:
         pki = _Pki.make(self.workdir / "pki")
@@ -304,7 +305,7 @@ class LocalCluster(_Harness):
         etcd = self.processes.start(
             "etcd",
             [
-                self._binary("etcd"),
+                self.toolchain.binary("etcd"),
                 "--name=local",
                 f"--data-dir={self.workdir / 'etcd'}",
                 f"--listen-client-urls={self.etcd_url}",
@@ -329,7 +330,7 @@ class LocalCluster(_Harness):
         apiserver = self.processes.start(
             "kube-apiserver",
             [
-                self._binary("kube-apiserver"),
+                self.toolchain.binary("kube-apiserver"),
                 f"--etcd-servers={self.etcd_url}",
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
@@ -392,7 +393,7 @@ class LocalCluster(_Harness):
         manager = self.processes.start(
             "kube-controller-manager",
             [
-                self._binary("kube-controller-manager"),
+                self.toolchain.binary("kube-controller-manager"),
                 f"--kubeconfig={kubeconfig}",
                 f"--authentication-kubeconfig={kubeconfig}",
                 f"--authorization-kubeconfig={kubeconfig}",
@@ -418,11 +419,14 @@ class LocalCluster(_Harness):
 
         self.processes.wait_until(manager, healthy, "/healthz")
 
-    def api(self) -> object:
+    def api(self) -> Any:
         """A ``kubernetes`` client ``ApiClient`` for this cluster."""
         from kubernetes import config
 
-        return config.new_client_from_config(config_file=str(self.kubeconfig_path), persist_config=False)
+        # The client's config loader carries no annotations.
+        return config.new_client_from_config(  # type: ignore[no-untyped-call]
+            config_file=str(self.kubeconfig_path), persist_config=False
+        )
 
     def _apply_crds(self) -> None:
         import yaml
@@ -430,13 +434,13 @@ class LocalCluster(_Harness):
 
         extensions = client.ApiextensionsV1Api(self.api())
         names = []
-        for path in sorted(self.crd_dir.glob("*.yaml")):
+        for path in sorted(self.toolchain.crd_dir.glob("*.yaml")):
             for document in yaml.safe_load_all(path.read_text()):
                 if document and document.get("kind") == "CustomResourceDefinition":
                     extensions.create_custom_resource_definition(document)
                     names.append(document["metadata"]["name"])
         if not names:
-            raise FileNotFoundError(f"no CRDs in {self.crd_dir}: run `make setup` to build the local cluster")
+            raise FileNotFoundError(f"no CRDs in {self.toolchain.crd_dir}: {SETUP_HINT}")
         deadline = time.monotonic() + READY_SECONDS
         for name in names:
             while True:
@@ -467,7 +471,7 @@ class LocalCluster(_Harness):
             process = self.processes.start(
                 name,
                 [
-                    self._binary(name),
+                    self.toolchain.binary(name),
                     *flags,
                     f"--metrics-addr=127.0.0.1:{free_port()}",
                     f"--health-addr=127.0.0.1:{health}",
@@ -477,7 +481,7 @@ class LocalCluster(_Harness):
 
             def ready(port: int = health) -> bool:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
-                    return response.status == 200
+                    return bool(response.status == 200)
 
             self.processes.wait_until(process, ready, "/readyz")
 
@@ -504,9 +508,6 @@ class DeployKeyPair:
         return cls(private_key=private, public_key=public.decode())
 
 
-SSHD = "/usr/sbin/sshd"
-
-
 class FleetServer(_Harness):
     """A bare fleet repository served over SSH (Debian's sshd and git-shell) to one deploy key."""
 
@@ -529,8 +530,7 @@ class FleetServer(_Harness):
         self.workdir.mkdir(parents=True, exist_ok=True)
         git(self.workdir, "init", "-q", "--bare", "-b", "main", str(self.repository))
         git(self.workdir, "clone", "-q", str(self.repository), str(self.checkout))
-        git(self.checkout, "config", "user.email", "fleet@example.invalid")
-        git(self.checkout, "config", "user.name", "fleet")
+        set_identity(self.checkout, "fleet")
         host_key = self.workdir / "ssh_host_ed25519_key"
         subprocess.run(
             ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "fleet-server", "-f", str(host_key)],
@@ -573,7 +573,7 @@ class FleetServer(_Harness):
         )
         if os.geteuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
-        sshd = self.processes.start("sshd", [SSHD, "-D", "-e", "-f", str(config)])
+        sshd = self.processes.start("sshd", [str(SSHD), "-D", "-e", "-f", str(config)])
 
         def banner() -> bool:
             with socket.create_connection(("127.0.0.1", self.port), timeout=2) as connection:
@@ -589,10 +589,9 @@ class FleetServer(_Harness):
             path = self.checkout / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content)
-        git(self.checkout, "add", "-A")
-        git(self.checkout, "commit", "-q", "-m", message)
+        commit = commit_all(self.checkout, message)
         git(self.checkout, "push", "-q", "origin", "main")
-        return git(self.checkout, "rev-parse", "HEAD")
+        return commit
 
 
 @contextlib.contextmanager

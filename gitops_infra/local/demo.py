@@ -1,8 +1,10 @@
-"""``make demo``: the whole loop on your laptop, on the cluster tests' harness. ``make demo-down`` stops it.
+"""``make demo``: the whole loop on your laptop, on the local cluster harness. ``make demo-down`` stops it.
 
-    python -m tests.cluster.demo up     # start the local cluster and fleet server, `gitops-infra up local`
-    python -m tests.cluster.demo down   # stop exactly what `up` started, and remove .demo/
+    gitops-infra local up     # start the local cluster and fleet server, `gitops-infra up local`
+    gitops-infra local down   # stop exactly what `up` started, and remove .demo/
 
+Both take a project directory (the current one from the command line): a gitops-infra checkout after
+``make setup``, holding the committed ``Pulumi.local.yaml``, ``stacks/`` and the toolchain in ``.tools/``.
 ``up`` starts the local cluster (etcd, kube-apiserver, kube-controller-manager, Flux's CRDs and two
 controllers) and an SSH fleet repository whose ``clusters/local/`` holds a ConfigMap, all under
 ``.demo/`` (git-ignored). It runs the committed local stack from a copy in ``.demo/project``, where it
@@ -21,18 +23,19 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
 
 import psutil
 import yaml
-from kubernetes import client
 
-from .local_cluster import REPO_ROOT, DeployKeyPair, FleetServer, LocalCluster
+from ._cluster import DeployKeyPair, FleetServer, LocalCluster
+from ._project import Toolchain, engine_env, write_project
 
-DEMO = REPO_ROOT / ".demo"
-PIDS = DEMO / "processes.json"
-SHELL_ENV = DEMO / "env"
+__all__ = ["down", "up"]
+
 DEMO_PASSPHRASE = "demo"
-TOOL_DIRS = [str(REPO_ROOT / ".tools/cluster/bin"), str(REPO_ROOT / ".tools/pulumi/bin")]
 STACK = "local"
 WORKLOAD = """apiVersion: v1
 kind: ConfigMap
@@ -45,38 +48,64 @@ data:
 """
 
 
+@dataclass(frozen=True)
+class _Demo:
+    """Where the demo of one checkout lives: everything under its ``.demo/`` (git-ignored)."""
+
+    checkout: Path
+    toolchain: Toolchain
+    root: Path
+    pids: Path
+    """Every process the demo started, for ``down`` to stop exactly those."""
+    shell_env: Path
+    project: Path
+    """The copy of the local stack's project the demo configures and runs."""
+
+    @classmethod
+    def of(cls, project_dir: Path) -> _Demo:
+        checkout = project_dir.resolve()
+        root = checkout / ".demo"
+        return cls(
+            checkout=checkout,
+            toolchain=Toolchain.of(checkout),
+            root=root,
+            pids=root / "processes.json",
+            shell_env=root / "env",
+            project=root / "project",
+        )
+
+
 def _say(message: str) -> None:
     print(f"demo: {message}", flush=True)
 
 
-def _gitops_infra(*args: str, env: dict[str, str], check: bool = True) -> int:
-    command = [sys.executable, "-m", "gitops_infra.cli", *args, "--cwd", str(DEMO / "project")]
+def _gitops_infra(demo: _Demo, *args: str, env: dict[str, str], check: bool = True) -> int:
+    command = [sys.executable, "-m", "gitops_infra.cli", *args, "--cwd", str(demo.project)]
     return subprocess.run(command, env=env, check=check).returncode
 
 
-def _record(parts: list[LocalCluster | FleetServer]) -> None:
+def _record(demo: _Demo, parts: list[LocalCluster | FleetServer]) -> None:
     """Every process the demo started, by pid and start time, for `down` to stop exactly those."""
     processes = [
         {"name": p.name, "pid": p.popen.pid, "started": psutil.Process(p.popen.pid).create_time()}
         for part in parts
         for p in part.processes.running
     ]
-    PIDS.write_text(json.dumps(processes, indent=2))
+    demo.pids.write_text(json.dumps(processes, indent=2))
 
 
-def _project(cluster: LocalCluster, fleet: FleetServer, key: DeployKeyPair, env: dict[str, str]) -> None:
+def _project(
+    demo: _Demo, cluster: LocalCluster, fleet: FleetServer, key: DeployKeyPair, env: dict[str, str]
+) -> None:
     from pulumi import automation as auto
 
-    project = DEMO / "project"
-    project.mkdir()
-    (project / "Pulumi.yaml").write_text(
-        f"name: gitops-infra\nruntime:\n  name: python\n  options:\n    virtualenv: {sys.prefix}\n"
-        f"main: {REPO_ROOT / 'stacks'}\n"
+    project = write_project(
+        demo.project, "gitops-infra", main=demo.checkout / "stacks", virtualenv=sys.prefix
     )
-    shutil.copy(REPO_ROOT / "Pulumi.local.yaml", project / "Pulumi.local.yaml")
+    shutil.copy(demo.checkout / "Pulumi.local.yaml", project / "Pulumi.local.yaml")
     # The engine setup built, else the one on PATH (setup builds none when a recent enough one is there).
-    built = REPO_ROOT / ".tools/pulumi"
-    engine = auto.PulumiCommand(root=str(built)) if (built / "bin/pulumi").exists() else auto.PulumiCommand()
+    built = demo.toolchain.engine
+    engine = auto.PulumiCommand(root=str(built.parent.parent)) if built else auto.PulumiCommand()
     workspace = auto.LocalWorkspace(work_dir=str(project), env_vars=env, pulumi_command=engine)
     stack = auto.Stack.create(STACK, workspace)
     settings = {
@@ -88,84 +117,105 @@ def _project(cluster: LocalCluster, fleet: FleetServer, key: DeployKeyPair, env:
     stack.set_all_config(settings, path=True)
 
 
-def up() -> None:
-    if PIDS.exists():
+def up(project_dir: Path) -> None:
+    """Start the local cluster and fleet server under ``project_dir/.demo`` and walk through the loop.
+
+    ``project_dir`` is a gitops-infra checkout after ``make setup``. The cluster keeps running afterwards,
+    even when a step fails; :func:`down` stops it. Exits with a message when the demo is already running
+    or the toolchain is not built.
+    """
+    demo = _Demo.of(project_dir)
+    if demo.pids.exists():
         sys.exit("demo: already running (make demo-down stops it)")
-    shutil.rmtree(DEMO, ignore_errors=True)
-    DEMO.mkdir()
-    env = {
-        **os.environ,
-        "PULUMI_BACKEND_URL": (DEMO / "state").as_uri(),
-        "PULUMI_CONFIG_PASSPHRASE": os.environ.get("PULUMI_CONFIG_PASSPHRASE", DEMO_PASSPHRASE),
-        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-        "PATH": os.pathsep.join([*TOOL_DIRS, os.environ["PATH"]]),
-    }
-    (DEMO / "state").mkdir()
+    for needed in ("Pulumi.local.yaml", "stacks"):
+        if not (demo.checkout / needed).exists():
+            sys.exit(f"demo: {demo.checkout} has no {needed}: run the demo from a gitops-infra checkout")
+    if missing := demo.toolchain.missing():
+        sys.exit(f"demo: {', '.join(missing)} missing: run `make setup` to build the local cluster")
+    shutil.rmtree(demo.root, ignore_errors=True)
+    demo.root.mkdir()
+    passphrase = os.environ.get("PULUMI_CONFIG_PASSPHRASE", DEMO_PASSPHRASE)
+    env = {**os.environ, **engine_env(demo.root / "state", passphrase, path=demo.toolchain.path)}
     key = DeployKeyPair.generate()
     started = time.monotonic()
-    cluster = LocalCluster(DEMO / "cluster")
-    fleet = FleetServer(DEMO / "fleet", key)
+    cluster = LocalCluster(demo.root / "cluster", toolchain=demo.toolchain)
+    fleet = FleetServer(demo.root / "fleet", key)
     parts: list[LocalCluster | FleetServer] = []
     try:
         for part in (cluster, fleet):
             part.start()
             parts.append(part)
-        _record(parts)
+        _record(demo, parts)
     except BaseException:
         for part in reversed(parts):
             part.stop()
         raise
     _say(f"local cluster and fleet server up in {time.monotonic() - started:.1f} s ({cluster.server})")
     try:
-        _walkthrough(cluster, fleet, key, env)
+        _walkthrough(demo, cluster, fleet, key, env)
     except (Exception, KeyboardInterrupt) as exc:
         # The processes are recorded, so the cluster stays inspectable and `down` still stops them.
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
         sys.exit(f"demo: stopped early ({reason}); the cluster is still up, `make demo-down` stops it")
 
 
-def _walkthrough(cluster: LocalCluster, fleet: FleetServer, key: DeployKeyPair, env: dict[str, str]) -> None:
+def _walkthrough(
+    demo: _Demo, cluster: LocalCluster, fleet: FleetServer, key: DeployKeyPair, env: dict[str, str]
+) -> None:
     """Up, Flux sync, what Flux applied, then drift after an out-of-band edit."""
+    from kubernetes import client
+
     fleet.commit({"clusters/local/hello.yaml": WORKLOAD}, "a first workload")
-    _project(cluster, fleet, key, env)
+    _project(demo, cluster, fleet, key, env)
 
     _say("gitops-infra up local  (it returns once Flux reports Ready)")
-    _gitops_infra("up", STACK, "--yes", env=env)
+    _gitops_infra(demo, "up", STACK, "--yes", env=env)
     _wait_for_flux(cluster)
     _say("what Flux applied from clusters/local:")
     core = client.CoreV1Api(cluster.api())
     applied = core.read_namespaced_config_map("hello-from-git", "default")
-    print(yaml.safe_dump({"metadata": {"name": applied.metadata.name}, "data": applied.data}))
+    name = applied.metadata.name if applied.metadata else None
+    print(yaml.safe_dump({"metadata": {"name": name}, "data": applied.data}))
 
     _say("editing the environment ConfigMap out of band, then: gitops-infra drift local")
     core.patch_namespaced_config_map("environment", "apps", {"data": {"baseDomain": "edited.example.com"}})
-    code = _gitops_infra("drift", STACK, env=env, check=False)
+    code = _gitops_infra(demo, "drift", STACK, env=env, check=False)
     _say(f"drift exited {code} (2: drift found)")
-    _write_shell_env(cluster, env)
+    _write_shell_env(demo, cluster, env)
     print()
-    print(f"source {SHELL_ENV.relative_to(REPO_ROOT)}   # KUBECONFIG, the demo's state backend and engine")
+    shell_env = demo.shell_env.relative_to(demo.checkout)
+    print(f"source {shell_env}   # KUBECONFIG, the demo's state backend and engine")
     print(f"gitops-infra up {STACK} --refresh --yes --cwd .demo/project   # restores the edited ConfigMap")
     print("make demo-down   # stops the local cluster and the fleet server, and removes .demo/")
 
 
-def _write_shell_env(cluster: LocalCluster, env: dict[str, str]) -> None:
+def _write_shell_env(demo: _Demo, cluster: LocalCluster, env: dict[str, str]) -> None:
     """Exports that let the user's own shell drive the demo stack the way the demo did."""
     exports = {
         "KUBECONFIG": str(cluster.kubeconfig_path),
-        "PULUMI_BACKEND_URL": env["PULUMI_BACKEND_URL"],
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-        # The engine and the locally built kubernetes provider, exactly as the demo ran them.
-        "PATH": os.pathsep.join([str(REPO_ROOT / ".venv/bin"), *TOOL_DIRS, "$PATH"]),
+        **{
+            name: env[name]
+            for name in (
+                "PULUMI_BACKEND_URL",
+                "PULUMI_SKIP_UPDATE_CHECK",
+                "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION",
+            )
+        },
+        # This interpreter's gitops-infra, then the engine and the locally built kubernetes provider,
+        # exactly as the demo ran them.
+        "PATH": os.pathsep.join(
+            [str(Path(sys.executable).parent), *(str(d) for d in demo.toolchain.path), "$PATH"]
+        ),
     }
     if "PULUMI_CONFIG_PASSPHRASE" not in os.environ:
         # Only the demo's own throwaway passphrase is written down; a user's stays in their environment.
         exports["PULUMI_CONFIG_PASSPHRASE"] = DEMO_PASSPHRASE
-    SHELL_ENV.write_text("".join(f'export {name}="{value}"\n' for name, value in exports.items()))
+    demo.shell_env.write_text("".join(f'export {name}="{value}"\n' for name, value in exports.items()))
 
 
 def _wait_for_flux(cluster: LocalCluster, timeout: float = 120.0) -> None:
+    from kubernetes import client
+
     api = client.CustomObjectsApi(cluster.api())
     deadline = time.monotonic() + timeout
     for group, plural in (
@@ -173,7 +223,10 @@ def _wait_for_flux(cluster: LocalCluster, timeout: float = 120.0) -> None:
         ("kustomize.toolkit.fluxcd.io", "kustomizations"),
     ):
         while True:
-            found = api.get_namespaced_custom_object(group, "v1", "flux-system", plural, "flux-system")
+            found = cast(
+                "dict[str, Any]",
+                api.get_namespaced_custom_object(group, "v1", "flux-system", plural, "flux-system"),
+            )
             ready = [c for c in found.get("status", {}).get("conditions", []) if c["type"] == "Ready"]
             if ready and ready[0]["status"] == "True":
                 _say(f"{found['kind']} flux-system Ready: {ready[0]['message']}")
@@ -183,12 +236,14 @@ def _wait_for_flux(cluster: LocalCluster, timeout: float = 120.0) -> None:
             time.sleep(0.5)
 
 
-def down() -> None:
-    if not PIDS.exists():
+def down(project_dir: Path) -> None:
+    """Stop exactly the processes :func:`up` started for ``project_dir``, and remove its ``.demo/``."""
+    demo = _Demo.of(project_dir)
+    if not demo.pids.exists():
         _say("nothing running")
-        shutil.rmtree(DEMO, ignore_errors=True)
+        shutil.rmtree(demo.root, ignore_errors=True)
         return
-    processes = json.loads(PIDS.read_text())
+    processes = json.loads(demo.pids.read_text())
     for entry in reversed(processes):
         with contextlib.suppress(psutil.NoSuchProcess):
             process = psutil.Process(entry["pid"])
@@ -200,9 +255,5 @@ def down() -> None:
             except psutil.TimeoutExpired:
                 process.kill()
             _say(f"stopped {entry['name']} (pid {entry['pid']})")
-    shutil.rmtree(DEMO, ignore_errors=True)
+    shutil.rmtree(demo.root, ignore_errors=True)
     _say("removed .demo/")
-
-
-if __name__ == "__main__":
-    {"up": up, "down": down}[sys.argv[1] if len(sys.argv) > 1 else "up"]()

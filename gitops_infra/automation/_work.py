@@ -1,0 +1,177 @@
+"""The engine work the operations share: a preview, an ``up``, and reading what the history recorded.
+
+``preview``, ``destroy --preview-only`` and a rollback preview all run :func:`preview_work`; ``up``,
+``rollback_to_commit`` and ``promote`` all run :func:`up_work`; every operation that records an update
+reads it back with :func:`latest_deployment`, and ``history``, ``status``, ``promote`` and rollback's
+``"previous"`` read the whole history with :func:`deployments`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from pulumi import automation as auto
+
+from ..policy import resolve_policy_packs
+from ._engine import EngineEvents, run_engine
+from ._streamed import Streamed, message_flags, run_command
+from ._target import StackTarget
+from .options import EventCallback
+from .results import (
+    SECRET,
+    Deployment,
+    DeploymentKind,
+    DeploymentResult,
+    PreviewResult,
+    RecordedResult,
+    Step,
+    UpResult,
+    changes_of,
+)
+
+__all__ = ["deployments", "latest_deployment", "mask_outputs", "preview_work", "recorded", "up_work"]
+
+GIT_HEAD = "git.head"
+"""The key under which the engine records the commit an update ran from."""
+HISTORY_PAGE = 500
+"""Entries per ``pulumi stack history`` call. Without a page size the CLI returns only the newest 10."""
+
+
+def mask_outputs(outputs: Mapping[str, auto.OutputValue]) -> dict[str, Any]:
+    """Stack outputs as plain values, with every secret one replaced by ``SECRET``."""
+    return {key: SECRET if out.secret else out.value for key, out in outputs.items()}
+
+
+def _deployment(summary: auto.UpdateSummary, version: int) -> Deployment:
+    return Deployment(
+        version=summary.version or version,
+        kind=DeploymentKind(summary.kind),
+        result=DeploymentResult(summary.result),
+        start_time=summary.start_time,
+        end_time=summary.end_time,
+        message=summary.message or "",
+        commit=(summary.environment or {}).get(GIT_HEAD),
+    )
+
+
+def _deployments(summaries: Sequence[auto.UpdateSummary]) -> tuple[Deployment, ...]:
+    # Newest first, as the engine lists them. The file backend records no version numbers, so a
+    # deployment's version is its position in the history when the engine gives none.
+    count = len(summaries)
+    return tuple(_deployment(summary, count - index) for index, summary in enumerate(summaries))
+
+
+def _all_history(stack: auto.Stack) -> list[auto.UpdateSummary]:
+    """Every entry of the stack's history, newest first, fetched a page at a time."""
+    summaries: list[auto.UpdateSummary] = []
+    page = 1
+    while True:
+        batch = stack.history(page_size=HISTORY_PAGE, page=page, show_secrets=False)
+        summaries.extend(batch)
+        if len(batch) < HISTORY_PAGE:
+            return summaries
+        page += 1
+
+
+def _utc(seconds: Any) -> datetime | None:
+    """A file backend's Unix time as ``pulumi stack history --json`` shows it: UTC, without a zone."""
+    return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None) if isinstance(seconds, int) else None
+
+
+def _file_deployment(entry: Mapping[str, Any], count: int) -> Deployment:
+    """A file backend's newest history entry, the ``count``-th, as :func:`_deployment` makes it."""
+    return Deployment(
+        version=entry.get("version") or count,
+        kind=DeploymentKind(str(entry.get("kind", ""))),
+        result=DeploymentResult(str(entry.get("result", ""))),
+        start_time=_utc(entry.get("startTime")) or datetime.fromtimestamp(0, UTC).replace(tzinfo=None),
+        end_time=_utc(entry.get("endTime")),
+        message=str(entry.get("message") or ""),
+        commit=(entry.get("environment") or {}).get(GIT_HEAD),
+    )
+
+
+def latest_deployment(target: StackTarget, stack: auto.Stack) -> Deployment:
+    """The deployment an operation just recorded: the stack's newest.
+
+    A local file backend's is read from its history files, as ``pulumi stack history`` reads them; its
+    version is their count. Elsewhere the whole history is read through the engine: the DIY backends
+    record no version numbers, so a version is a position counted from the oldest entry.
+    """
+    files = target.file_backend()
+    newest = files.newest_history_entry() if files is not None else None
+    if newest is not None:
+        count, entry = newest
+        return _file_deployment(entry, count)
+    return _deployments(_all_history(stack))[0]
+
+
+Recorded = TypeVar("Recorded", bound=RecordedResult)
+
+
+def recorded(
+    kind: type[Recorded], target: StackTarget, pulumi_stack: auto.Stack, streamed: Streamed
+) -> Recorded:
+    """The result of an operation just recorded in ``pulumi_stack``'s history (a refresh, a destroy)."""
+    latest = latest_deployment(target, pulumi_stack)
+    return kind(stack=target.stack, changes=streamed.changes, version=latest.version, commit=latest.commit)
+
+
+def _step(metadata: auto.StepEventMetadata) -> Step:
+    return Step(urn=metadata.urn, op=metadata.op.value, type=metadata.type, keys=tuple(metadata.keys or ()))
+
+
+def preview_work(
+    stack: str, run_preview: Callable[[auto.Stack, EventCallback], auto.PreviewResult]
+) -> Callable[[auto.Stack, EngineEvents], PreviewResult]:
+    """The engine work of a preview (of ``up``, ``destroy`` or a rollback): ``run_preview`` runs it with an
+    ``on_event`` that collects every step that is not a no-op."""
+
+    def work(pulumi_stack: auto.Stack, events: EngineEvents) -> PreviewResult:
+        steps: list[Step] = []  # per attempt: a retried one starts afresh
+
+        def collect(event: auto.EngineEvent) -> None:
+            pre = event.resource_pre_event
+            if pre is not None and pre.metadata.op != auto.OpType.SAME:
+                steps.append(_step(pre.metadata))
+
+        result = run_preview(pulumi_stack, events.callback(collect))
+        return PreviewResult(stack=stack, changes=changes_of(result.change_summary), steps=tuple(steps))
+
+    return work
+
+
+def up_work(
+    target: StackTarget,
+    *,
+    message: str | None = None,
+    policy_packs: Sequence[str] = (),
+    refresh: bool = False,
+) -> Callable[[auto.Stack, EngineEvents], UpResult]:
+    """The engine work of ``up``, shared with ``rollback_to_commit`` and ``promote``."""
+    packs = resolve_policy_packs(policy_packs)
+    flags = [*message_flags(message), *(flag for pack in packs for flag in ("--policy-pack", pack))]
+    if refresh:
+        flags.append("--refresh")
+
+    def work(pulumi_stack: auto.Stack, events: EngineEvents) -> UpResult:
+        streamed = run_command(pulumi_stack, events, "up", *flags)
+        latest = latest_deployment(target, pulumi_stack)
+        outputs = streamed.outputs if streamed.outputs is not None else mask_outputs(pulumi_stack.outputs())
+        return UpResult(
+            stack=target.stack,
+            changes=streamed.changes,
+            outputs=outputs,
+            version=latest.version,
+            commit=latest.commit,
+        )
+
+    return work
+
+
+def deployments(target: StackTarget) -> tuple[Deployment, ...]:
+    """The stack's deployments, newest first: ``history`` of a target already resolved (``status``,
+    ``promote`` and rollback have one)."""
+    return run_engine(target, "history", lambda pulumi_stack, _: _deployments(_all_history(pulumi_stack)))

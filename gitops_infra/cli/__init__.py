@@ -1,0 +1,34 @@
+"""``gitops-infra``: a thin command line over :mod:`gitops_infra.automation` for CI jobs and terminals.
+
+Presentation has one home, this package: each command sits with its text and Markdown renderings
+(``_operations``: one stack's operations; ``_fleet``: drift and status across stacks; ``_plan``;
+``_contract``; ``_policy``; ``_local``: the local cluster), on the group, options and error boundary
+every command shares (``_app``).
+
+Each command parses its arguments, calls one library function and renders the result. Exit codes follow
+``terraform plan -detailed-exitcode``:
+
+- ``0``: success (and, for ``drift``, no drift);
+- ``1``: an error, printed as ``ErrorType: message`` with no traceback;
+- ``2``: drift found (``drift``), or changes pending (``preview --expect-no-changes``);
+- ``128 + N``: stopped by signal N (130 for SIGINT, 143 for SIGTERM). The engine is cancelled the way
+  Ctrl-C cancels ``pulumi``: in-flight operations finish and the stack's lock is released.
+
+On a terminal, engine events drive a live progress display; without one, each finished step is a plain
+line. With ``--json``, every exit writes exactly one JSON document on stdout: the result, or
+``{"error": {"type": ..., "message": ...}}`` for any failure, usage errors included.
+
+If stdout is closed early (``gitops-infra up dev --yes | head -1``), output stops there but the operation
+runs to its end and releases the stack's lock; the command then exits 1 with a message on stderr.
+
+The CLI starts without the engine: ``--help`` and argument errors import click and nothing heavy. The
+library (``pulumi.automation``, the provider SDKs) and rich load when a command runs, as it needs them.
+"""
+
+from ._app import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
+from ._markdown import to_markdown
+
+# Each module registers its commands on `main` when imported; none imports anything heavy at import time.
+from . import _contract, _fleet, _local, _operations, _plan, _policy  # noqa: F401  # isort: skip
+
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PENDING", "main", "to_markdown"]

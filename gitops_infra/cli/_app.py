@@ -1,0 +1,335 @@
+"""What every command shares: the group, the error boundary, the options, and how a result is emitted.
+
+Imported when the CLI starts, so it imports nothing heavy: the library (``pulumi.automation``, the provider
+SDKs) and rich load when a command runs, as it needs them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import signal
+import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
+
+import click
+
+from .. import automation
+from ..errors import GitOpsInfraError, StackNameError
+from ..policy import POLICY_PACK
+from ._markdown import to_markdown
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..automation.options import EventCallback
+    from ._console import CliConsole
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_OK",
+    "EXIT_PENDING",
+    "CliError",
+    "Invocation",
+    "changes_line",
+    "checked_stack",
+    "command",
+    "create_option",
+    "echo",
+    "fleet_command",
+    "formats",
+    "lock_wait_option",
+    "main",
+    "message_option",
+    "policy_packs_option",
+    "to_json",
+]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_PENDING = 2
+"""Drift found, or changes pending under ``preview --expect-no-changes``."""
+
+_LOG_WIDTH = 1000
+
+
+class CliError(click.ClickException):
+    """A failure the CLI reports as ``<kind>: <message>`` on stderr (and as JSON with ``--json``)."""
+
+    def __init__(self, kind: str, message: str, exit_code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.exit_code = exit_code  # type: ignore[misc]  # click reads it per instance as well
+
+
+def echo(text: str, *, err: bool = False, nl: bool = True) -> bool:
+    """``click.echo``, except that a closed stream is the end of output: False when it was closed."""
+    try:
+        click.echo(text, err=err, nl=nl)
+    except BrokenPipeError:
+        from ._console import silence
+
+        silence(sys.stderr if err else sys.stdout)
+        return False
+    return True
+
+
+def to_json(result: Any) -> str:
+    from ..automation.results import to_jsonable
+
+    return json.dumps(to_jsonable(result), indent=2, sort_keys=True)
+
+
+@dataclass
+class Invocation:
+    """What every command shares: the stack, where it runs, and how output is rendered."""
+
+    stack: str
+    cwd: Path | None
+    json: bool
+    console: CliConsole
+    stdout_closed: bool = False
+    markdown: bool = False
+    """Render the result as Markdown (``--format markdown``), for a pull request or a job summary."""
+
+    def options(self, *, lock_wait: float = 0.0, progress: bool = False) -> automation.StackOptions:
+        """Options for the library call; ``progress`` prints each finished step as it happens."""
+        on_event: EventCallback | None = None
+        if progress and not self.json:
+            from ._console import StepPrinter
+
+            on_event = StepPrinter(self.console)
+        return automation.StackOptions(work_dir=self.cwd, on_event=on_event, lock_wait=lock_wait)
+
+    def activity(self, what: str) -> AbstractContextManager[Any]:
+        """A spinner on a terminal while the engine works; nothing otherwise."""
+        if self.json or not self.console.is_terminal:
+            return nullcontext()
+        return self.console.status(f"{what} {self.stack}…")
+
+    def emit(self, result: Any, human: Callable[[Console], None]) -> None:
+        if self.markdown:
+            self.stdout_closed = not echo(to_markdown(result), nl=False)
+        elif self.json:
+            self.stdout_closed = not echo(to_json(result))
+        else:
+            human(self.console)
+
+    @property
+    def output_lost(self) -> bool:
+        """True when stdout was closed before everything was written to it."""
+        return self.stdout_closed or (self.console.closed and not self.json)
+
+    def confirm(self, question: str, yes: bool, *, ask: bool = True) -> None:
+        """Go on with ``--yes``; else ask on a terminal (``ask=False`` only checks that one is there)."""
+        if yes:
+            return
+        if not sys.stdin.isatty():
+            raise CliError("UsageError", f"{question} Pass --yes to proceed without a terminal to ask on.")
+        if ask and not click.confirm(question, default=False, err=True):
+            raise click.Abort()
+
+
+@overload
+def checked_stack(_ctx: click.Context, _param: click.Parameter, value: str) -> str: ...
+
+
+@overload
+def checked_stack(_ctx: click.Context, _param: click.Parameter, value: None) -> None: ...
+
+
+def checked_stack(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """STACK, checked as the Python API checks it: an empty name must never mean "the selected stack"."""
+    if value is None:  # an optional stack option left out
+        return None
+    try:
+        automation.parse_stack_name(value)
+    except StackNameError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
+
+
+def fleet_command(fn: Callable[..., int]) -> Callable[..., None]:
+    """``command`` for a command that takes STACK or ``--all`` (every stack with a Pulumi.<stack>.yaml),
+    checked ``--parallel N`` at a time; ``fn`` gets ``every`` and ``parallel``."""
+
+    @functools.wraps(fn)
+    def checked(invocation: Invocation, every: bool, parallel: int, **kwargs: Any) -> int:
+        if every == bool(invocation.stack):
+            raise CliError("UsageError", "give either STACK or --all")
+        return fn(invocation, every=every, parallel=parallel, **kwargs)
+
+    wrapped = command(checked, stack_required=False)
+    wrapped = click.option("--all", "every", is_flag=True, help="Every stack of the project.")(wrapped)
+    return click.option(
+        "--parallel",
+        type=click.IntRange(min=1),
+        default=automation.DEFAULT_PARALLEL,
+        show_default=True,
+        help="With --all: how many stacks to check at once, each in its own engine process.",
+    )(wrapped)
+
+
+def command(fn: Callable[..., int], *, stack_required: bool = True) -> Callable[..., None]:
+    """Common arguments (STACK, --cwd, --json), one error boundary, and the exit code."""
+
+    @click.argument("stack", required=stack_required, callback=checked_stack)
+    @click.option(
+        "--cwd",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="The Pulumi project directory (default: found from the current directory).",
+    )
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
+    @functools.wraps(fn)
+    def wrapper(stack: str | None, cwd: Path | None, as_json: bool, **kwargs: Any) -> None:
+        # Progress and prompts go to stdout on a terminal, and never into a --json document.
+        from ._console import CliConsole
+
+        console = CliConsole(stderr=as_json, highlight=False, markup=False, soft_wrap=True)
+        if not console.is_terminal:
+            # A log has no width to fit: never crop a line (rich assumes 80 columns otherwise).
+            console.width = _LOG_WIDTH
+        invocation = Invocation(stack=stack or "", cwd=cwd, json=as_json, console=console)
+        with automation.cancel_on_signals() as interruption:
+            try:
+                code = fn(invocation, **kwargs)
+                if interruption.signum:  # the engine stopped early but cleanly (`drift --all` goes on)
+                    code = interruption.exit_code
+            except GitOpsInfraError as exc:
+                code = interruption.exit_code if interruption.signum else EXIT_ERROR
+                raise CliError(type(exc).__name__, str(exc), code) from exc
+            except KeyboardInterrupt:
+                code = interruption.exit_code if interruption.signum else 128 + signal.SIGINT
+                raise CliError("Interrupted", "stopped before it finished", code) from None
+        if invocation.output_lost:
+            name = click.get_current_context().info_name
+            raise CliError(
+                "OutputClosed",
+                f"stdout was closed before `{name}` finished writing its output; `{name}` itself "
+                "ran to its end",
+            )
+        sys.exit(code)
+
+    return wrapper
+
+
+# Click 8.2+ raises this for a group called with no command; older versions printed the help themselves.
+_HELP_INSTEAD: tuple[type[click.UsageError], ...] = tuple(
+    getattr(click.exceptions, name) for name in ("NoArgsIsHelpError",) if hasattr(click.exceptions, name)
+)
+
+
+def _wants_json(args: list[str]) -> bool:
+    options = args[: args.index("--")] if "--" in args else args
+    return "--json" in options
+
+
+def _report(kind: str, message: str, *, as_json: bool) -> None:
+    """The one place a failure is written: ``kind: message`` on stderr, and the JSON document."""
+    if as_json:
+        echo(json.dumps({"error": {"type": kind, "message": message}}, indent=2, sort_keys=True))
+    echo(f"{kind}: {message}", err=True)
+
+
+class _Cli(click.Group):
+    """Every failure, a usage error included, exits through :func:`_report` with one exit code.
+
+    Click's usage errors would exit 2, which here means "changes pending": they exit 1 instead. With
+    ``--json`` anywhere among the options, each of them is a JSON document on stdout too.
+    """
+
+    def main(  # type: ignore[override]
+        self, args: list[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        as_json = _wants_json(argv)
+        extra.pop("standalone_mode", None)
+        try:
+            return super().main(argv, prog_name, standalone_mode=False, **extra)
+        except CliError as exc:
+            _report(exc.kind, exc.format_message(), as_json=as_json)
+            sys.exit(exc.exit_code)
+        except _HELP_INSTEAD as exc:  # `gitops-infra` alone: the help, as before click 8.2
+            click.echo(exc.format_message())
+            sys.exit(EXIT_OK)
+        except click.UsageError as exc:
+            _report("UsageError", exc.format_message(), as_json=as_json)
+            sys.exit(EXIT_ERROR)
+        except click.ClickException as exc:
+            _report(type(exc).__name__, exc.format_message(), as_json=as_json)
+            sys.exit(EXIT_ERROR)
+        except click.Abort:
+            _report("Aborted", "nothing was changed", as_json=as_json)
+            sys.exit(EXIT_ERROR)
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gitops-infra")
+def main() -> None:
+    """Preview, apply, check for drift and roll back GitOps platform stacks."""
+
+
+def _checked_policy_packs(
+    _ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Each ``--policy-pack``: ``gitops-infra`` (the bundled pack), or a directory that exists."""
+    for pack in value:
+        if pack != POLICY_PACK and not (pack and Path(pack).is_dir()):  # Path('') would be '.'
+            raise click.BadParameter(f"{pack!r} is not a directory, nor {POLICY_PACK!r} (the bundled pack)")
+    return value
+
+
+policy_packs_option = click.option(
+    "--policy-pack",
+    "policy_packs",
+    multiple=True,
+    metavar="DIR|gitops-infra",
+    callback=_checked_policy_packs,
+    help="A CrossGuard policy pack directory to enforce, or gitops-infra for the bundled one (repeatable).",
+)
+create_option = click.option("--create", is_flag=True, help="Create the stack if it does not exist.")
+lock_wait_option = click.option(
+    "--lock-wait",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for another update's lock before failing.",
+)
+message_option = click.option("--message", "-m", help="The update's message in the stack history.")
+
+
+def formats(fn: Callable[..., int]) -> Callable[..., int]:
+    """``--format text|markdown``: Markdown is for a pull request comment or a CI job summary."""
+
+    @click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(["text", "markdown"]),
+        default="text",
+        show_default=True,
+        help="markdown: a summary table and collapsible details, for a pull request or job summary.",
+    )
+    @functools.wraps(fn)
+    def wrapper(invocation: Invocation, output_format: str, **kwargs: Any) -> int:
+        if output_format == "markdown" and invocation.json:
+            raise CliError("UsageError", "--json and --format markdown each print the whole output: pick one")
+        invocation.markdown = output_format == "markdown"
+        return fn(invocation, **kwargs)
+
+    return wrapper
+
+
+_DONE = {"create": "created", "update": "updated", "delete": "deleted", "replace": "replaced"}
+
+
+def changes_line(changes: dict[str, int], *, applied: bool = False) -> str:
+    def phrase(op: str, count: int) -> str:
+        if op == "same":
+            return f"{count} unchanged"
+        return f"{count} {_DONE.get(op, op)}" if applied else f"{count} to {op}"
+
+    return ", ".join(phrase(op, count) for op, count in sorted(changes.items())) or "no resources"

@@ -1,0 +1,70 @@
+"""``gitops-infra contract``: the environment contract's schema, and a check of a document, for app teams.
+
+It imports no Pulumi at all: app teams' pipelines run it without any SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ._app import EXIT_ERROR, EXIT_OK, CliError, echo, main, to_json
+
+if TYPE_CHECKING:
+    from .. import contract
+
+__all__: list[str] = []
+
+
+@main.group(name="contract")
+def contract_group() -> None:
+    """The environment contract app teams read: its JSON Schema, and a check of a document."""
+
+
+@contract_group.command()
+def schema() -> None:
+    """Print the JSON Schema of the environment ConfigMap's data."""
+    from ..contract import contract_schema
+
+    echo(json.dumps(contract_schema(), indent=2))
+
+
+@contract_group.command()
+@click.argument("file", type=click.File("rb"))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
+def check(file: Any, as_json: bool) -> None:
+    """Check FILE (a ConfigMap manifest, or its data alone; YAML or JSON; - for stdin).
+
+    Exits 0 when it holds the contract, 1 when it does not.
+    """
+    name = str(getattr(file, "name", "-"))
+    source = "<stdin>" if name in ("-", "<stdin>") else name
+    try:
+        text = file.read().decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError("ContractCheckError", f"{source}: not a text file (UTF-8 YAML or JSON)") from None
+    from ..contract import check_contract
+
+    result = check_contract(text, source=source)
+    if as_json:
+        echo(to_json(result))
+    else:
+        _print_contract_check(result)
+    sys.exit(EXIT_OK if result.valid else EXIT_ERROR)
+
+
+def _print_contract_check(result: contract.ContractCheck) -> None:
+    lines = [f"{result.source}: {problem}" for problem in result.problems]
+    for checked in result.checked:
+        if checked.environment is not None:
+            env = checked.environment
+            lines.append(
+                f"{result.source}: {checked.where}: holds contract {result.contract_version} "
+                f"(environment {env.name}, baseDomain {env.base_domain})"
+            )
+        lines.extend(f"{result.source}: {checked.where}: {problem}" for problem in checked.problems)
+    if lines:
+        echo("\n".join(lines))

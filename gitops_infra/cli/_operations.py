@@ -1,0 +1,306 @@
+"""The commands on one stack: preview, up, promote, refresh, rollback, destroy, history and recover.
+
+Each parses its arguments, calls one library function and renders the result; the text and Markdown
+renderings of their results sit here, beside them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import click
+
+from .. import automation
+from ..errors import CheckpointError
+from ._app import (
+    EXIT_OK,
+    EXIT_PENDING,
+    Invocation,
+    changes_line,
+    checked_stack,
+    command,
+    create_option,
+    formats,
+    lock_wait_option,
+    main,
+    message_option,
+    policy_packs_option,
+)
+from ._markdown import code, counts, details, table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["preview_markdown", "print_preview", "print_update"]
+
+
+@main.command()
+@command
+@formats
+@click.option("--refresh", is_flag=True, help="Read the real state of resources first.")
+@click.option("--expect-no-changes", is_flag=True, help="Exit 2 when the preview has changes.")
+@policy_packs_option
+@create_option
+def preview(
+    invocation: Invocation,
+    refresh: bool,
+    expect_no_changes: bool,
+    policy_packs: tuple[str, ...],
+    create: bool,
+) -> int:
+    """Show what `up` would change in STACK."""
+    with invocation.activity("Previewing"):
+        result = automation.preview(
+            invocation.stack,
+            options=invocation.options(),
+            refresh=refresh,
+            policy_packs=policy_packs,
+            create=create,
+        )
+
+    invocation.emit(result, lambda out: print_preview(out, f"Preview of {invocation.stack}", result))
+    return EXIT_PENDING if expect_no_changes and result.has_changes else EXIT_OK
+
+
+def print_preview(out: Console, title: str, result: automation.PreviewResult) -> None:
+    for step in result.steps:
+        keys = f"  ({', '.join(step.keys)})" if step.keys else ""
+        out.print(f"{step.op:<8} {step.urn}{keys}")
+    out.print(f"{title}: {changes_line(dict(result.changes))}")
+
+
+@main.command()
+@command
+@click.option("--yes", "-y", is_flag=True, help="Apply without asking.")
+@click.option("--refresh", is_flag=True, help="Read the real state of resources first.")
+@message_option
+@policy_packs_option
+@create_option
+@lock_wait_option
+@click.option(
+    "--require-promoted-from",
+    "promoted_from",
+    metavar="SOURCE",
+    callback=checked_stack,
+    help="Refuse unless the work tree's commit has a successful update on stack SOURCE.",
+)
+def up(
+    invocation: Invocation,
+    yes: bool,
+    refresh: bool,
+    message: str | None,
+    policy_packs: tuple[str, ...],
+    create: bool,
+    lock_wait: float,
+    promoted_from: str | None,
+) -> int:
+    """Apply the program to STACK."""
+    invocation.confirm(f"Apply the program to stack {invocation.stack!r}?", yes)
+    with invocation.activity("Updating"):
+        result = automation.up(
+            invocation.stack,
+            options=invocation.options(lock_wait=lock_wait, progress=True),
+            message=message,
+            policy_packs=policy_packs,
+            refresh=refresh,
+            create=create,
+            require_promoted_from=promoted_from,
+        )
+    invocation.emit(result, lambda out: print_update(out, "Updated", result))
+    return EXIT_OK
+
+
+@main.command()
+@command
+@click.argument("target", callback=checked_stack)
+@click.option("--yes", "-y", is_flag=True, help="Promote without asking.")
+@click.option("--require-no-drift", is_flag=True, help="Refuse when the source stack has drifted.")
+@message_option
+@lock_wait_option
+def promote(
+    invocation: Invocation,
+    target: str,
+    yes: bool,
+    require_no_drift: bool,
+    message: str | None,
+    lock_wait: float,
+) -> int:
+    """Deploy to TARGET the commit of STACK's last successful update (gitops-infra promote dev prod)."""
+    invocation.confirm(f"Deploy stack {invocation.stack!r}'s last update to stack {target!r}?", yes)
+    with invocation.activity("Promoting"):
+        result = automation.promote(
+            invocation.stack,
+            target,
+            options=invocation.options(lock_wait=lock_wait, progress=True),
+            require_no_drift=require_no_drift,
+            message=message,
+        )
+    invocation.emit(result, lambda out: print_update(out, "Promoted to", result))
+    return EXIT_OK
+
+
+def print_update(out: Console, verb: str, result: automation.UpResult | automation.DestroyResult) -> None:
+    commit = f" from {result.commit[:12]}" if result.commit else ""
+    changes = changes_line(dict(result.changes), applied=True)
+    out.print(f"{verb} {result.stack} (version {result.version}{commit}): {changes}")
+    outputs = result.outputs if isinstance(result, automation.UpResult) else {}  # a destroy leaves none
+    for key, value in sorted(outputs.items()):
+        out.print(f"  {key}: {json.dumps(value)}")
+
+
+@main.command()
+@command
+@message_option
+@lock_wait_option
+def refresh(invocation: Invocation, message: str | None, lock_wait: float) -> int:
+    """Write the real state of STACK's resources into its state."""
+    with invocation.activity("Refreshing"):
+        result = automation.refresh(
+            invocation.stack, options=invocation.options(lock_wait=lock_wait, progress=True), message=message
+        )
+    invocation.emit(
+        result,
+        lambda out: out.print(
+            f"Refreshed {invocation.stack}: {changes_line(dict(result.changes), applied=True)}"
+        ),
+    )
+    return EXIT_OK
+
+
+@main.command()
+@command
+@click.argument("commit", default=automation.PREVIOUS)
+@click.option("--yes", "-y", is_flag=True, help="Roll back without asking (and without a preview first).")
+@click.option("--preview-only", is_flag=True, help="Only show what the rollback would change.")
+@message_option
+@lock_wait_option
+def rollback(
+    invocation: Invocation, commit: str, yes: bool, preview_only: bool, message: str | None, lock_wait: float
+) -> int:
+    """Roll STACK back to COMMIT (a sha, tag or ref; default: the previous deployed commit).
+
+    On a terminal it first shows the preview of that commit and asks; --yes applies at once.
+    """
+    question = f"Roll stack {invocation.stack!r} back to {commit!r}?"
+    if preview_only or not yes:
+        if not preview_only:
+            invocation.confirm(question, yes=False, ask=False)  # refuse before any work without a terminal
+        with invocation.activity("Previewing the rollback of"):
+            preview = automation.rollback_to_commit(
+                invocation.stack, commit, options=invocation.options(lock_wait=lock_wait), preview_only=True
+            )
+        title = f"Rollback of {invocation.stack} to {commit}"
+        if preview_only:
+            invocation.emit(preview, lambda out: print_preview(out, f"{title} (preview)", preview))
+            return EXIT_OK
+        print_preview(invocation.console, f"{title} would do", preview)
+        invocation.confirm(question, yes=False)
+    with invocation.activity("Rolling back"):
+        result = automation.rollback_to_commit(
+            invocation.stack,
+            commit,
+            options=invocation.options(lock_wait=lock_wait, progress=True),
+            message=message,
+        )
+    invocation.emit(result, lambda out: print_update(out, "Rolled back", result))
+    return EXIT_OK
+
+
+@main.command()
+@command
+@click.option("--yes", "-y", is_flag=True, help="Destroy without asking.")
+@click.option("--confirm", "confirm_name", metavar="STACK", help="Repeat a prod stack's name to destroy it.")
+@click.option("--preview-only", is_flag=True, help="Only show what would be deleted.")
+@message_option
+@lock_wait_option
+def destroy(
+    invocation: Invocation,
+    yes: bool,
+    confirm_name: str | None,
+    preview_only: bool,
+    message: str | None,
+    lock_wait: float,
+) -> int:
+    """Delete every resource of STACK (its config and history stay). A prod stack needs --confirm STACK."""
+    options = invocation.options(lock_wait=lock_wait, progress=not preview_only)
+    if preview_only:
+        with invocation.activity("Previewing the destroy of"):
+            preview = automation.destroy(invocation.stack, options=options, preview_only=True)
+        invocation.emit(
+            preview, lambda out: print_preview(out, f"Destroy of {invocation.stack} (preview)", preview)
+        )
+        return EXIT_OK
+    invocation.confirm(f"Delete every resource of stack {invocation.stack!r}?", yes)
+    with invocation.activity("Destroying"):
+        result = automation.destroy(invocation.stack, options=options, message=message, confirm=confirm_name)
+    invocation.emit(result, lambda out: print_update(out, "Destroyed", result))
+    return EXIT_OK
+
+
+@main.command()
+@command
+def history(invocation: Invocation) -> int:
+    """List STACK's deployments, newest first, with the commit each ran from."""
+    deployments = automation.history(invocation.stack, options=invocation.options())
+
+    def human(out: Console) -> None:
+        for d in deployments:
+            commit = d.commit[:12] if d.commit else "-"
+            when = f"{d.start_time:%Y-%m-%d %H:%M:%S}"
+            out.print(f"{d.version:>4}  {d.kind:<8} {d.result:<10} {when}  {commit}  {d.message}")
+
+    invocation.emit(deployments, human)
+    return EXIT_OK
+
+
+@main.command()
+@command
+@click.option("--yes", "-y", is_flag=True, help="Recover without asking.")
+@click.option("--force", is_flag=True, help="Even if the lock's update still runs on this machine.")
+def recover(invocation: Invocation, yes: bool, force: bool) -> int:
+    """Clear what a dead update left on STACK (lock, pending operations, debris), then refresh it.
+
+    If STACK's checkpoint cannot be read (a full disk cut it short), the newest intact copy from the
+    backend's history is restored, the broken file kept aside: with --yes, or when you answer yes.
+    """
+    invocation.confirm(f"Clear the lock and pending operations of stack {invocation.stack!r}?", yes)
+    options = invocation.options(progress=True)
+    try:
+        with invocation.activity("Recovering"):
+            result = automation.recover(
+                invocation.stack, options=options, force=force, restore_checkpoint=yes
+            )
+    except CheckpointError as exc:
+        if exc.candidate is None:
+            raise
+        invocation.confirm(f"{exc} Restore it?", yes=False)
+        with invocation.activity("Recovering"):
+            result = automation.recover(
+                invocation.stack, options=options, force=force, restore_checkpoint=True
+            )
+
+    def human(out: Console) -> None:
+        if result.restored_checkpoint:
+            out.print(
+                f"Restored {result.restored_checkpoint}; the unreadable checkpoint is kept at "
+                f"{result.broken_checkpoint_kept_at}"
+            )
+        for tree in result.removed_worktrees:
+            out.print(f"Removed the stale rollback worktree {tree}")
+        out.print(f"Cleared the lock of {result.stale_lock}" if result.stale_lock else "No stale lock found")
+        for pending in result.pending:
+            out.print(f"  dropped pending {pending}")
+        out.print(f"Refreshed {invocation.stack}: {changes_line(result.changes, applied=True)}")
+
+    invocation.emit(result, human)
+    return EXIT_OK
+
+
+def preview_markdown(result: automation.PreviewResult) -> str:
+    """A preview (of ``up``, a rollback or a destroy) as Markdown: the counts, then the steps folded."""
+    lines = [f"### Preview of {code(result.stack)}", "", *counts(result.changes)]
+    if result.steps:
+        rows = [(step.op, code(step.urn), ", ".join(step.keys)) for step in result.steps]
+        lines += details(f"{len(result.steps)} steps", table(["operation", "resource", "changed"], rows))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,42 @@
+"""Try stacks on your laptop: a real Kubernetes API, Flux's controllers and an SSH fleet repository on
+loopback, as plain processes. It is the harness behind ``make demo`` and the cluster tests, and it lives
+in the package so that a platform engineer can reuse it to try their own stacks locally.
+
+It runs from the binaries ``make setup`` builds into a checkout's ``.tools/`` (:class:`Toolchain` finds
+them), and needs the ``local`` extra (``pip install 'gitops-infra[local]'``) for the cluster's PKI and
+API client; without it, using a name here raises :class:`~gitops_infra.errors.MissingExtraError`.
+
+Example::
+
+    from pathlib import Path
+
+    from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster, Toolchain, running
+
+    tools = Toolchain.of(Path("."))  # a gitops-infra checkout after `make setup`
+    key = DeployKeyPair.generate()
+    cluster = LocalCluster(Path("/tmp/local/cluster"), toolchain=tools)
+    fleet = FleetServer(Path("/tmp/local/fleet"), key)
+    with running(cluster, fleet):
+        print(cluster.server, fleet.url)  # a kubeconfig in cluster.kubeconfig, a deploy key in key
+
+``gitops-infra local up|down`` runs the demo (:mod:`gitops_infra.local.demo`) in a checkout.
+"""
+
+from typing import TYPE_CHECKING
+
+from gitops_infra._lazy import exports
+
+if TYPE_CHECKING:
+    from ._cluster import DeployKeyPair, FleetServer, LocalCluster, free_port, running
+    from ._project import Toolchain
+
+# Lazy, so that importing this package (and the CLI that offers `local`) loads neither the extra's
+# packages nor the harness until a name is used.
+_EXPORTS = {
+    "gitops_infra.local._cluster": ("DeployKeyPair", "FleetServer", "LocalCluster", "free_port", "running"),
+    "gitops_infra.local._project": ("Toolchain",),
+}
+
+__all__ = ["DeployKeyPair", "FleetServer", "LocalCluster", "Toolchain", "free_port", "running"]
+
+__getattr__, __dir__ = exports(__name__, _EXPORTS)

@@ -1,0 +1,146 @@
+"""Set-up shared by every test tier (unit, engine, cluster, install) and by ``bench/``.
+
+- **The engine**: :func:`find_engine` (the ``pulumi`` setup built into ``.tools/pulumi/bin``, else the
+  one on ``PATH``, with its version) and :func:`put_engine_on_path`.
+- **Its environment**: :func:`engine_env`, a file backend and a ``PULUMI_HOME`` in a temp directory,
+  passphrase secrets, no plugin downloads, no update check.
+- **Projects**: :func:`write_project` (a ``Pulumi.yaml``), :func:`stack_project` (this checkout's stack
+  program), :func:`fixture_project` (the engine tier's dynamic-provider program), :func:`fake_engine`
+  (a ``pulumi`` that is found but never runs), and :func:`python_runtime` for a policy pack's settings.
+- **git**: :func:`git`, :func:`init_repo` and :func:`commit_all`.
+- :func:`unavailable`: a tier whose tools are not built skips, except under ``CI``, where it fails.
+
+The project writer, the engine environment and git are the ones ``make demo`` runs on
+(:mod:`gitops_infra.local`), so that the demo and the tests set a local stack up the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from gitops_infra.local import Toolchain
+from gitops_infra.local._project import commit_all, git, init_repo, python_runtime, write_project
+from gitops_infra.local._project import engine_env as _engine_env
+
+if TYPE_CHECKING:
+    from pulumi import automation as auto
+
+__all__ = [
+    "FIXTURE_PROGRAM",
+    "NO_ENGINE",
+    "PASSPHRASE",
+    "REPO_ROOT",
+    "STACKS",
+    "TOOLCHAIN",
+    "Engine",
+    "commit_all",
+    "engine_env",
+    "fake_engine",
+    "find_engine",
+    "fixture_project",
+    "git",
+    "init_repo",
+    "put_engine_on_path",
+    "python_runtime",
+    "stack_project",
+    "unavailable",
+    "write_project",
+]
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+STACKS = REPO_ROOT / "stacks"
+"""This checkout's stack program, which ``Pulumi.yaml`` points at."""
+TOOLCHAIN = Toolchain.of(REPO_ROOT)
+"""What ``make setup`` built in this checkout: the engine and the local cluster's binaries."""
+FIXTURE_PROGRAM = REPO_ROOT / "tests" / "engine" / "fixture_project" / "__main__.py"
+PASSPHRASE = "test-passphrase"
+NO_ENGINE = "no Pulumi engine: run `make setup` to build it into .tools/pulumi/bin"
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A Pulumi CLI, the directory it lives in (with its language host), and its version."""
+
+    bin_dir: Path
+    version: str
+
+    @property
+    def pulumi(self) -> Path:
+        return self.bin_dir / "pulumi"
+
+    @property
+    def command(self) -> auto.PulumiCommand:
+        from pulumi import automation as auto
+
+        return auto.PulumiCommand(root=str(self.bin_dir.parent))
+
+
+@functools.cache
+def find_engine() -> Engine | None:
+    """The engine setup built, else the ``pulumi`` on ``PATH`` (setup builds none when a suitable one is
+    there); ``None`` when there is neither."""
+    if (built := TOOLCHAIN.engine) is not None:
+        bin_dir = built.parent
+    elif ambient := shutil.which("pulumi"):
+        bin_dir = Path(ambient).resolve().parent
+    else:
+        return None
+    version = subprocess.run(
+        [str(bin_dir / "pulumi"), "version"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    return Engine(bin_dir=bin_dir, version=version)
+
+
+def put_engine_on_path() -> Engine | None:
+    """Put the engine first on this process's ``PATH``, as a CI job would after ``make setup``: the
+    automation layer, and ``pulumi.automation`` itself, find it there."""
+    engine = find_engine()
+    path = os.environ.get("PATH", "")
+    if engine is not None and path.split(os.pathsep)[0] != str(engine.bin_dir):
+        os.environ["PATH"] = f"{engine.bin_dir}{os.pathsep}{path}"
+    return engine
+
+
+def unavailable(message: str) -> NoReturn:
+    """Skip a test whose tools are not built; under ``CI`` fail it, so CI never passes without them."""
+    import pytest
+
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def engine_env(tmp: Path, *, passphrase: str = PASSPHRASE, path: Sequence[Path] = ()) -> dict[str, str]:
+    """The engine's environment for one run, kept in ``tmp``: the file backend in ``tmp/backend`` and
+    ``PULUMI_HOME`` in ``tmp/pulumi-home``. ``path`` goes first on ``PATH`` (no ``PATH`` without it)."""
+    return _engine_env(tmp / "backend", passphrase, home=tmp / "pulumi-home", path=path)
+
+
+def stack_project(root: Path, *, virtualenv: Path | str | None = None) -> Path:
+    """A project in ``root`` whose program is this checkout's stack program; ``root``."""
+    return write_project(root, "gitops-infra", main=STACKS, virtualenv=virtualenv)
+
+
+def fixture_project(root: Path, *, prelude: str = "") -> Path:
+    """The engine tier's fixture program (files managed by a dynamic provider) as a project in ``root``,
+    run on this interpreter, which has pulumi; ``prelude`` goes before the program. Returns ``root``."""
+    write_project(root, "fixture", virtualenv=sys.prefix)
+    (root / "__main__.py").write_text(prelude + FIXTURE_PROGRAM.read_text())
+    (root / ".gitignore").write_text("__pycache__/\n")
+    return root
+
+
+def fake_engine(project: Path) -> Path:
+    """A ``pulumi`` where setup would build one in ``project``: found by the automation layer, never run."""
+    engine = project / ".tools" / "pulumi" / "bin" / "pulumi"
+    engine.parent.mkdir(parents=True, exist_ok=True)
+    engine.write_text("#!/bin/sh\n")
+    return engine
