@@ -11,6 +11,7 @@ echoes the value it refused: config values may be secret-adjacent, and the key p
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from collections.abc import Callable, Collection, Sequence, Sized
 from datetime import timedelta
@@ -21,6 +22,7 @@ __all__ = [
     "BRANCH_PATTERN",
     "CHART_VERSION_PATTERN",
     "DEFAULT_BRANCH",
+    "DELETE_MARGIN",
     "DNS_LABEL_PATTERN",
     "EKS_CLUSTER_NAME_MAX",
     "EKS_NODE_GROUP_NAME_MAX",
@@ -29,10 +31,12 @@ __all__ = [
     "MAX_NODE_GROUP_SIZE",
     "MAX_READY_TIMEOUT",
     "MAX_ZONES",
+    "MIN_DELETE_TIMEOUT",
     "MIN_VPC_PREFIX",
     "MIN_ZONES",
     "NOTIFICATION_CONTROLLER",
     "PROD_ENVIRONMENTS",
+    "READY_MARGIN",
     "REPOSITORY_PATTERN",
     "REQUIRED_FLUX_COMPONENTS",
     "SSH_URL_PATTERN",
@@ -42,9 +46,12 @@ __all__ = [
     "branch_problem",
     "chart_version_problem",
     "cluster_component_name_problem",
+    "default_ready_timeout",
+    "delete_timeout",
     "dns_label_problem",
     "flux_components_extra_problem",
     "flux_components_problem",
+    "format_duration",
     "go_duration_problem",
     "instance_types_problem",
     "ipv4_cidr_problem",
@@ -58,6 +65,7 @@ __all__ = [
     "notifications_problem",
     "parse_duration",
     "private_subnets_problem",
+    "ready_timeout_after_timeout_problem",
     "ready_timeout_problem",
     "relative_path_problem",
     "repository_name_problem",
@@ -101,6 +109,51 @@ def ready_timeout_problem(value: object) -> str | None:
     assert isinstance(value, str)  # go_duration_problem accepts strings only
     # A day is already a hung pipeline; far beyond it, the provider's seconds overflow to no wait at all.
     return "must be at most 24h" if parse_duration(value) > MAX_READY_TIMEOUT else None
+
+
+READY_MARGIN = timedelta(minutes=2)
+"""How much longer than Flux's own ``timeout`` ``up`` waits for Ready by default: Flux clones and builds
+the path before its wait for the applied objects' health starts."""
+DELETE_MARGIN = timedelta(minutes=5)
+"""How much longer than Flux's ``timeout`` a delete of a sync object may take: with ``deletionPolicy:
+WaitForTermination`` kustomize-controller holds its finalizer up to ``timeout`` while what it applied goes."""
+MIN_DELETE_TIMEOUT = timedelta(minutes=10)
+"""The provider's own delete timeout, which a derived one never goes below."""
+
+
+def default_ready_timeout(timeout: str) -> str:
+    """How long ``up`` waits for Ready when ``readyTimeout`` is not set: Flux's ``timeout`` and a margin."""
+    return format_duration(parse_duration(timeout) + READY_MARGIN)
+
+
+def ready_timeout_after_timeout_problem(ready_timeout: str, timeout: str) -> str | None:
+    """``None`` when ``up`` waits longer than Flux does (or not at all, ``0s``), else what was expected.
+
+    Flux reports a Kustomization not Ready only once its health checks have run out of ``timeout``; a
+    shorter wait fails ``up`` while Flux is still legitimately waiting, with no verdict to show.
+    """
+    wait = parse_duration(ready_timeout)
+    if not wait or wait > parse_duration(timeout):
+        return None
+    return (
+        f"must be longer than timeout ({timeout}), which Flux may spend waiting for health checks before "
+        f"it reports Ready or not; leave it unset for timeout plus {format_duration(READY_MARGIN)}, or "
+        "0s not to wait"
+    )
+
+
+def delete_timeout(timeout: str) -> str:
+    """How long a delete of a sync object may take: Flux's ``timeout`` and a margin, 10m at least."""
+    return format_duration(max(parse_duration(timeout) + DELETE_MARGIN, MIN_DELETE_TIMEOUT))
+
+
+def format_duration(delta: timedelta) -> str:
+    """``delta`` as a Go duration Flux and Pulumi both read (``7m``, ``1h2m3s``), whole seconds up."""
+    seconds = math.ceil(delta.total_seconds())
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    text = "".join(f"{n}{unit}" for n, unit in ((hours, "h"), (minutes, "m"), (seconds, "s")) if n)
+    return text or "0s"
 
 
 def parse_duration(text: str) -> timedelta:

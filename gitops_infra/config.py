@@ -58,7 +58,6 @@ from gitops_infra.components.flux import (
     DEFAULT_COMPONENTS,
     DEFAULT_GIT_INTERVAL,
     DEFAULT_INTERVAL,
-    DEFAULT_READY_TIMEOUT,
     DEFAULT_RETRY_INTERVAL,
     DEFAULT_TIMEOUT,
     FLUX_CHART_VERSION,
@@ -516,11 +515,23 @@ class FluxSpec(_Model):
     interval: Duration = DEFAULT_INTERVAL
     retry_interval: Duration = DEFAULT_RETRY_INTERVAL
     timeout: Duration = DEFAULT_TIMEOUT
-    ready_timeout: Annotated[str, _gate(checks.ready_timeout_problem)] = DEFAULT_READY_TIMEOUT
-    """How long ``up`` waits for the GitRepository and Kustomization to be Ready; ``0s`` does not wait."""
+    ready_timeout: Annotated[str, _gate(checks.ready_timeout_problem)] | None = None
+    """How long ``up`` waits for the GitRepository and Kustomization to be Ready; ``0s`` does not wait.
+
+    Longer than ``timeout``, which Flux may spend on health checks; unset, ``timeout`` plus a margin."""
     sops: StrictBool = False
     health_checks: tuple[HealthCheckSpec, ...] = ()
     notifications: NotificationsSpec | None = None
+
+    @field_validator("ready_timeout")
+    @classmethod
+    def _outlasts_flux(cls, value: str | None, info: ValidationInfo) -> str | None:
+        timeout = info.data.get("timeout")  # absent when it failed its own check
+        if value is not None and timeout is not None:
+            problem = checks.ready_timeout_after_timeout_problem(value, timeout)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
 
     @field_validator("components_extra")
     @classmethod

@@ -16,8 +16,9 @@ function plus a builder that registers it:
 
 The bootstrap proves itself, as ``flux bootstrap`` does: both sync objects carry pulumi-kubernetes'
 ``pulumi.com/waitFor: condition=Ready`` (with ``pulumi.com/timeoutSeconds`` from ``ready_timeout``), so
-``up`` succeeds only once Flux has cloned the repository and applied the path. A ``ready_timeout`` of
-``0s`` turns the wait off, for a cluster Flux cannot reach yet.
+``up`` succeeds only once Flux has cloned the repository and applied the path. The wait outlasts Flux's own
+``timeout`` (by default it is that ``timeout`` plus a margin), so ``up`` fails with Flux's verdict, never
+before it. A ``ready_timeout`` of ``0s`` turns the wait off, for a cluster Flux cannot reach yet.
 
 Every custom resource ``depends_on`` the controllers' Release, so its CRDs exist first; and because
 Pulumi deletes dependents first, ``destroy`` removes the sync objects while the controllers still run to
@@ -56,7 +57,6 @@ __all__ = [
     "DEFAULT_COMPONENTS",
     "DEFAULT_GIT_INTERVAL",
     "DEFAULT_INTERVAL",
-    "DEFAULT_READY_TIMEOUT",
     "DEFAULT_RETRY_INTERVAL",
     "DEFAULT_TIMEOUT",
     "FLUX_CHART",
@@ -135,11 +135,9 @@ DEFAULT_GIT_INTERVAL = "1m"
 DEFAULT_INTERVAL = "10m"
 DEFAULT_RETRY_INTERVAL = "2m"
 DEFAULT_TIMEOUT = "5m"
-DEFAULT_READY_TIMEOUT = "5m"
 WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"  # pulumi-kubernetes >= 4.18
 TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
 WAIT_FOR_READY = "condition=Ready"
-DELETE_TIMEOUT = "10m"
 RELEASE_TIMEOUT_SECONDS = 600
 GIT_REPOSITORY_API_VERSION = "source.toolkit.fluxcd.io/v1"
 KUSTOMIZATION_API_VERSION = "kustomize.toolkit.fluxcd.io/v1"
@@ -333,7 +331,8 @@ def build_sops_secret(
 class SyncOptions:
     """The GitRepository and Kustomization that sync ``path`` of ``url`` at ``branch``, in ``namespace``.
 
-    ``ready_timeout`` is how long ``up`` waits for each to report Ready (``0s``: it does not wait).
+    ``ready_timeout`` is how long ``up`` waits for each to report Ready (``0s``: it does not wait); it
+    must be longer than ``timeout``, and is ``timeout`` plus a margin when not given (:attr:`ready_wait`).
     ``substitute_from`` names ConfigMaps in ``namespace`` whose keys fleet manifests use as ``${key}``.
     """
 
@@ -349,14 +348,30 @@ class SyncOptions:
     timeout: str = DEFAULT_TIMEOUT
     decryption_secret: str | None = None
     health_checks: Sequence[Mapping[str, str]] = ()
-    ready_timeout: str = DEFAULT_READY_TIMEOUT
+    ready_timeout: str | None = None
     substitute_from: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         problems = Problems("SyncOptions")
         for field_name, check in _SYNC_CHECKS.items():
-            problems.gate(field_name, check, getattr(self, field_name))
+            value = getattr(self, field_name)
+            if value is not None:
+                problems.gate(field_name, check, value)
+        if self.ready_timeout is not None and not _refused(self.ready_timeout, self.timeout):
+            problem = checks.ready_timeout_after_timeout_problem(self.ready_timeout, self.timeout)
+            if problem is not None:
+                problems.add("ready_timeout", problem)
         problems.raise_if_any()
+
+    @property
+    def ready_wait(self) -> str:
+        """How long ``up`` waits for Ready: ``ready_timeout``, else ``timeout`` plus a margin."""
+        return self.ready_timeout or checks.default_ready_timeout(self.timeout)
+
+
+def _refused(*durations: str) -> bool:
+    """True when any of ``durations`` is not one (its own check reports it)."""
+    return any(checks.go_duration_problem(duration) is not None for duration in durations)
 
 
 # The fields of SyncOptions, and the one check each shares with the stack config.
@@ -386,7 +401,7 @@ def ready_annotations(ready_timeout: str) -> dict[str, str]:
 
 def _metadata(options: SyncOptions) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": options.name, "namespace": options.namespace}
-    annotations = ready_annotations(options.ready_timeout)
+    annotations = ready_annotations(options.ready_wait)
     if annotations:
         metadata["annotations"] = annotations
     return metadata
@@ -477,10 +492,10 @@ def build_sync(
     substitutes from).
     """
     installed = [controllers] if controllers is not None else []
-    # `pulumi.com/timeoutSeconds` bounds every operation on the object, deletes included; a delete keeps
-    # the provider's own 10m, since a source-controller busy with a clone or kustomize-controller
-    # pruning (WaitForTermination) needs longer than a short ready_timeout.
-    deletes = pulumi.CustomTimeouts(delete=DELETE_TIMEOUT)
+    # `pulumi.com/timeoutSeconds` bounds every operation on the object, deletes included; a delete gets
+    # its own, longer bound: kustomize-controller holds its finalizer while what it applied goes
+    # (WaitForTermination), up to `timeout`, so a delete must outlast that (never below the provider's 10m).
+    deletes = pulumi.CustomTimeouts(delete=checks.delete_timeout(options.timeout))
     git_repository = _custom_resource(
         f"{name}-git-repository",
         git_repository_manifest(options),

@@ -170,6 +170,7 @@ def test_a_kustomization_that_is_not_ready_fails_up_with_flux_condition_message(
     local_stack: LocalStack,
 ) -> None:
     local_stack.set("git.path", f"{local_stack.fleet_path}-missing")
+    local_stack.set("flux.timeout", "10s")  # the wait must outlast Flux's own
     local_stack.set("flux.readyTimeout", "15s")
 
     with pytest.raises(OperationFailedError) as info:
@@ -185,6 +186,7 @@ def test_a_kustomization_that_is_not_ready_fails_up_with_flux_condition_message(
 
 def test_a_key_the_git_server_refuses_fails_up_with_the_auth_message(local_stack: LocalStack) -> None:
     local_stack.set("localDeployKey", DeployKeyPair.generate().private_key, secret=True)
+    local_stack.set("flux.timeout", "10s")
     local_stack.set("flux.readyTimeout", "15s")
 
     with pytest.raises(OperationFailedError) as info:

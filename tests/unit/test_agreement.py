@@ -93,6 +93,13 @@ def _url(raw: dict[str, Any], url: str) -> None:
     raw["git"] |= {"url": url, "knownHosts": KNOWN_HOSTS}
 
 
+def _flux_waits(raw: dict[str, Any], waits: tuple[str, str | None]) -> None:
+    timeout, ready_timeout = waits
+    raw["flux"]["timeout"] = timeout
+    if ready_timeout is not None:
+        raw["flux"]["readyTimeout"] = ready_timeout
+
+
 def _install_args(lists: tuple[list[str], list[str]], **rest: Any) -> object:
     components, extra = ([FluxComponent(name) for name in names] for names in lists)
     return bootstrap_args(components=components, components_extra=extra, **rest)
@@ -232,6 +239,17 @@ HOST_KEYS: list[Row] = [
     ("newline and tab", "\n\t", False),
 ]
 
+# (Flux's timeout, readyTimeout): `up` must wait longer than Flux may, or not at all.
+WAITS: list[Row] = [
+    ("unset: timeout plus a margin", ("10m", None), True),
+    ("longer", ("10m", "11m"), True),
+    ("no wait", ("10m", "0s"), True),
+    ("equal", ("10m", "10m"), False),
+    ("shorter: prod's 10m against the old 5m default", ("10m", "5m"), False),
+    ("a second longer", ("1m", "61s"), True),
+    ("fractional, equal", ("1.5m", "90s"), False),
+]
+
 FIELDS: dict[str, SharedField] = {
     "nodeGroups[0] sizes": SharedField(_sizes, _sized_group, SIZES),
     "nodeGroups names": SharedField(
@@ -264,6 +282,9 @@ FIELDS: dict[str, SharedField] = {
         _key("flux.version"), lambda version: bootstrap_args(version=version), VERSIONS
     ),
     "git.url": SharedField(_url, lambda url: bootstrap_args(url=url), URLS),
+    "flux.readyTimeout/SyncOptions": SharedField(
+        _flux_waits, lambda waits: bootstrap_args(timeout=waits[0], ready_timeout=waits[1]), WAITS
+    ),
     "git.repository/DeployKeyArgs": SharedField(
         _key("git.repository"), lambda name: DeployKeyArgs(repository=name), REPOSITORIES
     ),

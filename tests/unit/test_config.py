@@ -474,14 +474,24 @@ def test_the_local_stack_loads(minimal: dict[str, Any]) -> None:
     assert config.git.deploy_key.existing is not None
 
 
-def test_ready_timeout_defaults_to_five_minutes_and_zero_turns_the_wait_off(minimal: dict[str, Any]) -> None:
-    assert load_config(minimal, stack="test").flux.ready_timeout == "5m"
+def test_ready_timeout_defaults_to_flux_timeout_and_zero_turns_the_wait_off(minimal: dict[str, Any]) -> None:
+    assert load_config(minimal, stack="test").flux.ready_timeout is None  # derived: timeout plus a margin
     minimal["flux"]["readyTimeout"] = "0s"
     assert load_config(minimal, stack="test").flux.ready_timeout == "0s"
     minimal["flux"]["readyTimeout"] = "5 minutes"
     assert next(p for p in problems_of(minimal) if "readyTimeout" in p).startswith(
         "gitops-infra:flux.readyTimeout: "
     )
+
+
+def test_ready_timeout_must_outlast_flux_timeout(minimal: dict[str, Any]) -> None:
+    # Prod's health checks may take Flux 10m; a 5m wait failed `up` while Flux was still waiting.
+    minimal["flux"] |= {"timeout": "10m", "readyTimeout": "5m"}
+    assert next(p for p in problems_of(minimal) if "readyTimeout" in p).startswith(
+        "gitops-infra:flux.readyTimeout: must be longer than timeout (10m)"
+    )
+    minimal["flux"]["readyTimeout"] = "15m"
+    assert load_config(minimal, stack="test").flux.ready_timeout == "15m"
 
 
 def test_ready_timeout_is_at_most_a_day(minimal: dict[str, Any]) -> None:

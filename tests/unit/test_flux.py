@@ -98,8 +98,8 @@ def test_sync_manifests() -> None:
         "metadata": {
             "name": "flux-system",
             "namespace": FLUX_NAMESPACE,
-            # `up` succeeds only once Flux reports Ready: 5m by default.
-            "annotations": {"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "300"},
+            # `up` succeeds only once Flux reports Ready: by default Flux's 5m timeout, and a margin.
+            "annotations": {"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "420"},
         },
         "spec": {
             "url": URL,
@@ -412,11 +412,33 @@ def test_every_object_flux_bootstrap_declares_takes_its_fields_back_on_apply() -
 )
 def test_up_waits_for_both_sync_objects_to_be_ready(ready_timeout: str, annotations: dict[str, str]) -> None:
     assert ready_annotations(ready_timeout) == annotations
-    graph = bootstrap(ready_timeout=ready_timeout).graph
+    graph = bootstrap(ready_timeout=ready_timeout, timeout="1s").graph  # the wait must outlast Flux's
     for sync_object in (graph.one(GIT_REPOSITORY), graph.one(KUSTOMIZATION)):
         assert sync_object.input("metadata.annotations") == {"pulumi.com/patchForce": "true", **annotations}
         # The annotation would bound deletes too: they keep the provider's 10m, for finalizers to run.
         assert sync_object.custom_timeouts == {"delete": "10m"}
+
+
+def test_by_default_up_waits_longer_than_flux_and_a_delete_outlasts_its_timeout() -> None:
+    # Prod's Flux waits up to 10m for its health checks: `up` waited 5m and failed with no verdict, and a
+    # delete's 10m ran out just as kustomize-controller released its finalizer (WaitForTermination).
+    assert SyncOptions(url=URL, path="clusters/prod", timeout="10m").ready_wait == "12m"
+    graph = bootstrap(timeout="10m").graph
+    for sync_object in (graph.one(GIT_REPOSITORY), graph.one(KUSTOMIZATION)):
+        assert sync_object.input("metadata.annotations")["pulumi.com/timeoutSeconds"] == "720"
+        assert sync_object.custom_timeouts == {"delete": "15m"}
+    # A short Flux timeout keeps the provider's own 10m for a delete.
+    assert bootstrap(timeout="1m").graph.one(KUSTOMIZATION).custom_timeouts == {"delete": "10m"}
+
+
+def test_a_wait_no_longer_than_flux_timeout_is_refused() -> None:
+    for ready_timeout in ("5m", "10m"):
+        with pytest.raises(
+            ConfigError, match=r"SyncOptions.ready_timeout: must be longer than timeout \(10m\)"
+        ):
+            SyncOptions(url=URL, path="clusters/prod", timeout="10m", ready_timeout=ready_timeout)
+    assert SyncOptions(url=URL, path="clusters/prod", timeout="10m", ready_timeout="0s").ready_wait == "0s"
+    assert SyncOptions(url=URL, path="clusters/prod", timeout="10m", ready_timeout="11m").ready_wait == "11m"
 
 
 def test_ready_timeout_is_a_go_duration() -> None:
