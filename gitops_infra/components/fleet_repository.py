@@ -2,9 +2,18 @@
 
 With an empty fleet repository the root Kustomization fails until someone creates ``clusters/<env>``.
 Scaffolding commits ``<path>/kustomization.yaml`` (an empty ``resources: []`` list) and a short
-``<path>/README.md`` on the sync branch, so a first ``up`` goes green. It never overwrites what a person
-wrote: a file that exists is left as it is (``overwrite_on_create=False``), and later edits to the files
-are the fleet's, not this stack's (``ignore_changes``).
+``<path>/README.md`` on the sync branch, so a first ``up`` goes green. The files are the fleet's once
+written, and it never overwrites or deletes what a person wrote:
+
+- each file is looked up on the branch first, and only a missing one is created. A file that exists is
+  left as it is and not managed at all (``github.RepositoryFile`` would fail on it: with
+  ``overwrite_on_create=False`` it refuses to overwrite an existing file);
+- a file whose last commit is still the scaffold's own stays managed, so a second ``up`` changes nothing;
+  and if the stack was destroyed and is brought back, it is written again in place of itself
+  (``overwrite_on_create``) rather than refused;
+- later edits are the fleet's (``ignore_changes``): after one, the file is left alone;
+- ``destroy`` keeps the files (``retain_on_delete``): deleting them would commit deletions to the fleet,
+  and fail with a conflict on a file edited since.
 
 Creating the repository is opt-in too (``create``). A created repository is kept on ``destroy``
 (``retain_on_delete``): tearing down a cluster never deletes a fleet's history.
@@ -37,6 +46,9 @@ TYPE_TOKEN = "gitops-infra:index:FleetRepository"
 SCAFFOLD_KUSTOMIZATION = "kustomization.yaml"
 SCAFFOLD_README = "README.md"
 COMMIT_MESSAGE = "Scaffold {path} for Flux (gitops-infra)"
+"""The scaffold's commit message: a file whose last commit says this is still the scaffold's own."""
+# Fields the provider fills from GitHub or the user edits: none of them is this stack's to change.
+_FLEET_OWNED = ["content", "commitMessage", "overwriteOnCreate"]
 
 
 class RepositoryVisibility(StrEnum):
@@ -119,6 +131,9 @@ class FleetRepository(pulumi.ComponentResource):
         if args.scaffold:
             message = COMMIT_MESSAGE.format(path=args.path.strip("/"))
             for file, content in scaffold_files(args.path, args.environment).items():
+                found = self._last_commit_message(args, file)
+                if found is not None and found != message:
+                    continue  # the fleet's file: left as it is
                 role = "readme" if file.endswith(SCAFFOLD_README) else "kustomization"
                 self.files.append(
                     github.RepositoryFile(
@@ -128,10 +143,27 @@ class FleetRepository(pulumi.ComponentResource):
                         file=file,
                         content=content,
                         commit_message=message,
-                        overwrite_on_create=False,
-                        opts=pulumi.ResourceOptions(parent=self, ignore_changes=["content", "commitMessage"]),
+                        # Only ever over our own unedited file (a stack brought back after a destroy).
+                        overwrite_on_create=found is not None,
+                        opts=pulumi.ResourceOptions(
+                            parent=self, ignore_changes=_FLEET_OWNED, retain_on_delete=True
+                        ),
                     )
                 )
         self.register_outputs(
             {"repositoryName": self.repository_name, "files": [file.file for file in self.files]}
         )
+
+    def _last_commit_message(self, args: FleetRepositoryArgs, file: str) -> str | None:
+        """The message of the last commit that changed ``file`` on the branch; ``None`` when it is missing
+        (or the repository is: one this stack creates), or when the name is not known yet."""
+        if not isinstance(args.repository, str):
+            return None  # an Output: nothing to look up before the run; created as before
+        found = github.get_repository_file(
+            repository=args.repository,
+            file=file,
+            branch=args.branch,
+            opts=pulumi.InvokeOptions(parent=self),
+        )
+        # The provider answers a missing file (404) with an empty result, not an error.
+        return (found.commit_message or "") if found.sha else None

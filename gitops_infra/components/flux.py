@@ -487,9 +487,10 @@ def build_sync(
 ) -> SyncObjects:
     """The GitRepository and Kustomization, after the controllers (their CRDs) and the Secrets they use.
 
-    ``controllers`` is ``None`` when Flux is installed outside this component. The Kustomization also
-    waits for ``sync_after``: what its path needs to exist (the scaffolded path, the ConfigMaps it
-    substitutes from).
+    ``controllers`` is ``None`` when Flux is installed outside this component. Both also wait for
+    ``sync_after``: what the path needs to exist (the scaffolded path, the ConfigMaps the Kustomization
+    substitutes from). The GitRepository too: it fetches once when made, and a fetch before the scaffold's
+    commit would leave the Kustomization an artifact without its path until the next interval.
     """
     installed = [controllers] if controllers is not None else []
     # `pulumi.com/timeoutSeconds` bounds every operation on the object, deletes included; a delete gets
@@ -499,7 +500,9 @@ def build_sync(
     git_repository = _custom_resource(
         f"{name}-git-repository",
         git_repository_manifest(options),
-        pulumi.ResourceOptions(parent=parent, depends_on=[*installed, *secrets], custom_timeouts=deletes),
+        pulumi.ResourceOptions(
+            parent=parent, depends_on=[*installed, *secrets, *sync_after], custom_timeouts=deletes
+        ),
     )
     kustomization = _custom_resource(
         f"{name}-kustomization",

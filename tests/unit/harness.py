@@ -65,10 +65,14 @@ class PlatformMocks(pulumi.runtime.Mocks):
     """Outputs echo the inputs, plus the computed outputs the components read and the calls they make."""
 
     def __init__(
-        self, caller_arn: str = DEPLOYER_ARN, reads: Mapping[str, Mapping[str, Any]] | None = None
+        self,
+        caller_arn: str = DEPLOYER_ARN,
+        reads: Mapping[str, Mapping[str, Any]] | None = None,
+        git_files: Mapping[str, str] | None = None,
     ) -> None:
         self.caller_arn = caller_arn
         self.reads = dict(reads or {})
+        self.git_files = dict(git_files or {})
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         if args.resource_id:  # a `Resource.get`: the state of what exists, by its ID
@@ -110,6 +114,13 @@ class PlatformMocks(pulumi.runtime.Mocks):
                 {"name": "aws", "user": {"exec": {"args": ["--profile", args.args["profileName"]]}}}
             ]
             return {"result": json.dumps(kubeconfig)}, []
+        if args.token == "github:index/getRepositoryFile:getRepositoryFile":
+            path = str(args.args["file"])
+            found = {"repository": args.args["repository"], "file": path, "branch": args.args.get("branch")}
+            if path not in self.git_files:  # as the provider answers a 404: an empty result
+                return {**found, "id": ""}, []
+            message = self.git_files[path]
+            return {**found, "id": path, "sha": f"sha-{path}", "commitMessage": message, "content": "?"}, []
         raise AssertionError(f"unexpected call {args.token}: the components make no other")
 
 
@@ -137,10 +148,12 @@ def run(
     secret_keys: list[str] | None = None,
     caller_arn: str = DEPLOYER_ARN,
     reads: Mapping[str, Mapping[str, Any]] | None = None,
+    git_files: Mapping[str, str] | None = None,
 ) -> Run[T]:
     """Run ``program`` under mocks (the library's own runner); resolve the Outputs ``outputs(result)`` names.
 
-    ``reads`` is the state each ``Resource.get`` finds, by the ID it reads.
+    ``reads`` is the state each ``Resource.get`` finds, by the ID it reads; ``git_files`` are the files
+    the fleet repository holds, each with the message of the last commit that changed it.
     """
     box: dict[str, Any] = {}
     resolved: dict[str, Resolved] = {}
@@ -157,7 +170,7 @@ def run(
 
     graph = run_mocked(
         execute,
-        PlatformMocks(caller_arn, reads),
+        PlatformMocks(caller_arn, reads, git_files),
         project=PROJECT,
         stack=stack,
         preview=False,

@@ -43,13 +43,19 @@ def test_the_scaffold_is_an_empty_kustomization_and_a_readme() -> None:
     assert all(f"${{{key}}}" in readme for key in CONTRACT_KEYS)
 
 
-def fleet(**overrides: Any) -> Any:
+def fleet(git_files: dict[str, str] | None = None, **overrides: Any) -> Any:
+    """The graph of a FleetRepository, on a GitHub that holds ``git_files`` (path: last commit message)."""
+
     def program() -> FleetRepository:
         provider = github.Provider("github", owner="acme")
         args = FleetRepositoryArgs(**{"repository": "fleet", "path": "clusters/dev", **overrides})
         return FleetRepository("fleet", args, opts=pulumi.ResourceOptions(providers=[provider]))
 
-    return run(program, outputs=lambda f: {"name": f.repository_name}).graph
+    return run(program, outputs=lambda f: {"name": f.repository_name}, git_files=git_files).graph
+
+
+OURS = "Scaffold clusters/dev for Flux (gitops-infra)"
+README, KUSTOMIZATION_FILE = "clusters/dev/README.md", "clusters/dev/kustomization.yaml"
 
 
 def test_scaffold_never_overwrites_and_leaves_later_edits_alone() -> None:
@@ -60,11 +66,35 @@ def test_scaffold_never_overwrites_and_leaves_later_edits_alone() -> None:
         assert file.inputs["repository"] == "fleet"
         assert file.inputs["branch"] == "release"
         assert file.inputs["overwriteOnCreate"] is False  # a file someone wrote stays as it is
-        assert set(file.ignore_changes) == {"content", "commitMessage"}  # later edits are the fleet's
+        # Later edits are the fleet's, and so are the files: destroy leaves them in git.
+        assert set(file.ignore_changes) == {"content", "commitMessage", "overwriteOnCreate"}
+        assert file.retain_on_delete
         assert file.inputs["commitMessage"] == "Scaffold clusters/dev for Flux (gitops-infra)"
         assert file.parent == graph.one("gitops-infra:index:FleetRepository").urn
         assert file.provider.startswith(graph.one("pulumi:providers:github").urn + "::")
     assert graph.of_type(REPOSITORY) == []
+
+
+def test_a_file_the_fleet_already_holds_is_left_alone_not_refused() -> None:
+    # GitHub refuses to create a file that exists (overwrite_on_create=False): `up` failed on a fleet that
+    # already had its path. The existing file is now the fleet's and not managed; the missing one is made.
+    graph = fleet(git_files={README: "docs: our own README"})
+    (file,) = graph.of_type(FILE)
+    assert file.inputs["file"] == KUSTOMIZATION_FILE and file.inputs["overwriteOnCreate"] is False
+
+
+def test_a_second_up_keeps_the_scaffold_and_a_destroy_then_up_writes_it_again() -> None:
+    # The files this stack wrote, unedited since: still managed (no change on a second `up`), and after a
+    # destroy (they stay in git) written again in their own place instead of refused.
+    graph = fleet(git_files={README: OURS, KUSTOMIZATION_FILE: OURS})
+    files = graph.of_type(FILE)
+    assert len(files) == 2 and all(f.inputs["overwriteOnCreate"] is True for f in files)
+    assert all(f.retain_on_delete for f in files)
+
+
+def test_a_scaffolded_file_edited_since_becomes_the_fleets() -> None:
+    graph = fleet(git_files={README: OURS, KUSTOMIZATION_FILE: "add the shop"})
+    assert [f.inputs["file"] for f in graph.of_type(FILE)] == [README]
 
 
 def test_a_created_repository_is_private_initialised_and_kept_on_destroy() -> None:
@@ -112,9 +142,9 @@ def test_the_platform_scaffolds_before_flux_syncs(minimal: dict[str, Any]) -> No
         "clusters/test/README.md",
     }
     assert {f.inputs["branch"] for f in files} == {"live"}
-    kustomization = graph.one(KUSTOMIZATION)
-    # A first `up` on an empty repository goes green: the path exists before the Kustomization looks.
-    assert all(f.urn in kustomization.dependencies for f in files)
+    # A first `up` on an empty repository goes green: the path exists before Flux fetches and looks.
+    for sync_object in (graph.one(KUSTOMIZATION), graph.one(GIT_REPOSITORY)):
+        assert all(f.urn in sync_object.dependencies for f in files), sync_object.name
     # The deploy key is registered on the repository once it exists.
     repository = graph.one(REPOSITORY)
     assert repository.urn in graph.one(DEPLOY_KEY).dependencies

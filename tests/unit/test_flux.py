@@ -470,7 +470,7 @@ def test_without_an_environment_nothing_is_substituted() -> None:
     assert graph.of_type("kubernetes:core/v1:ConfigMap") == []
 
 
-def test_the_kustomization_waits_for_what_its_path_needs() -> None:
+def test_both_sync_objects_wait_for_what_the_path_needs() -> None:
     def program() -> FluxBootstrap:
         provider = k8s.Provider("cluster", kubeconfig=MOCK_KUBECONFIG)
         scaffold = k8s.core.v1.ConfigMap("scaffold", opts=pulumi.ResourceOptions(provider=provider))
@@ -480,4 +480,5 @@ def test_the_kustomization_waits_for_what_its_path_needs() -> None:
     graph = run(program).graph
     scaffold = graph.one("kubernetes:core/v1:ConfigMap", "scaffold")
     assert scaffold.urn in graph.one(KUSTOMIZATION).dependencies
-    assert scaffold.urn not in graph.one(GIT_REPOSITORY).dependencies
+    # The source fetches once when made: a fetch before the scaffold's commit lacked the path.
+    assert scaffold.urn in graph.one(GIT_REPOSITORY).dependencies
