@@ -11,6 +11,7 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
     gitops-infra:sopsAgeKey    secret, required when ``flux.sops`` is true
     gitops-infra:notificationWebhook  secret, the address ``flux.notifications`` posts to
     aws:profile                the AWS profile, kept in the kubeconfig the platform deploys through
+    aws:assumeRoles            the role the provider assumes (the last one), which that kubeconfig assumes
 
 ``load_config`` validates a plain mapping (what ``Pulumi.<stack>.yaml`` holds under ``config:``);
 ``load_stack_config`` reads the same keys from ``pulumi.Config`` inside a running program. Both gather
@@ -22,6 +23,7 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -109,6 +111,8 @@ SOPS_AGE_KEY_KEY = "sopsAgeKey"
 NOTIFICATION_WEBHOOK_KEY = "notificationWebhook"
 SECRET_KEYS = (GITHUB_TOKEN_KEY, SOPS_AGE_KEY_KEY, NOTIFICATION_WEBHOOK_KEY)
 AWS_PROFILE_KEY = "aws:profile"
+AWS_ASSUME_ROLES_KEY = "aws:assumeRoles"
+_IAM_ROLE = re.compile(r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]+$")
 OWNER_TAG = "owner"
 _OWNER_REQUIRED = "required: every AWS resource is tagged with the team that owns it"
 
@@ -597,6 +601,9 @@ class StackConfig:
     secrets: StackSecrets = StackSecrets()
     aws_profile: str | None = None
     """``aws:profile``: the deploying runner's AWS profile, which the platform's kubeconfig must keep."""
+    aws_role_arn: str | None = None
+    """The role the AWS provider assumes (the last of ``aws:assumeRoles``): the principal that creates the
+    cluster and holds EKS's creator entry, so the platform's kubeconfig must assume it too."""
 
 
 def platform_name(environment: Environment, cluster: ClusterSpec | ExistingClusterSpec) -> str:
@@ -759,12 +766,38 @@ def load_config(
         problems.append(f"{AWS_PROFILE_KEY}: must be the name of an AWS profile")
         profile = None
 
+    role_arn = _assumed_role(raw.get(AWS_ASSUME_ROLES_KEY), problems)
+
     def read_secret(name: str) -> pulumi.Output[str] | None:
         return _secret(values.get(name))
 
     return _build(
-        values, stack=stack, read_secret=read_secret, given=secrets, problems=problems, aws_profile=profile
+        values,
+        stack=stack,
+        read_secret=read_secret,
+        given=secrets,
+        problems=problems,
+        aws_profile=profile,
+        aws_role_arn=role_arn,
     )
+
+
+def _assumed_role(value: Any, problems: list[str]) -> str | None:
+    """The role the AWS provider ends up as: the last of ``aws:assumeRoles`` (a chain assumes each)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value:
+        problems.append(f"{AWS_ASSUME_ROLES_KEY}: must be a list of roles to assume, each with roleArn")
+        return None
+    last = len(value) - 1
+    role = value[last].get("roleArn") if isinstance(value[last], Mapping) else None
+    if not (isinstance(role, str) and _IAM_ROLE.fullmatch(role)):
+        problems.append(
+            f"{AWS_ASSUME_ROLES_KEY}[{last}].roleArn: must be an IAM role ARN "
+            "(arn:aws:iam::<account>:role/<name>)"
+        )
+        return None
+    return role
 
 
 def _build(
@@ -775,6 +808,7 @@ def _build(
     problems: list[str],
     given: StackSecrets | None = None,
     aws_profile: str | None = None,
+    aws_role_arn: str | None = None,
 ) -> StackConfig:
     """Validate the sections, then what spans them; ``values`` holds every key of the namespace read."""
     sections = {section: _validate_section(section, values.get(section), problems) for section in SECTIONS}
@@ -802,7 +836,9 @@ def _build(
         )
     if problems:
         raise ConfigError(problems, stack=stack)
-    return StackConfig(stack=stack, secrets=secrets, aws_profile=aws_profile, **sections)
+    return StackConfig(
+        stack=stack, secrets=secrets, aws_profile=aws_profile, aws_role_arn=aws_role_arn, **sections
+    )
 
 
 _KUBECONFIG_AT = "cluster.existing.kubeconfig"
@@ -942,13 +978,16 @@ def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
         except json.JSONDecodeError:
             problems.append(f"{PROJECT}:{section}: must be a structured value (a YAML mapping)")
             values[section] = _UNREADABLE
-    profile = pulumi.Config("aws").get("profile") or None
+    aws = pulumi.Config("aws")
+    profile = aws.get("profile") or None
+    role_arn = _assumed_role(aws.get_object("assumeRoles"), problems)
     return _build(
         values,
         stack=pulumi.get_stack(),
         read_secret=config.get_secret,
         problems=problems,
         aws_profile=profile,
+        aws_role_arn=role_arn,
     )
 
 

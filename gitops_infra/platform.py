@@ -128,6 +128,7 @@ def _cluster_args(config: StackConfig, cluster: ClusterSpec, tags: dict[str, str
         # The contract says policies are enforced: the CNI's policy agent is what enforces them.
         network_policy=config.environment.network_policies_enforced,
         kubeconfig_profile=config.aws_profile,
+        kubeconfig_role_arn=config.aws_role_arn,
     )
 
 

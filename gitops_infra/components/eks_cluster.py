@@ -169,8 +169,9 @@ class EksClusterArgs:
 
     ``network_policy`` turns on the VPC CNI's network policy agent, without which Kubernetes
     NetworkPolicy objects are accepted but not enforced. ``kubeconfig_profile`` is the AWS profile the
-    deploying runner authenticates with (``aws:profile``): the provider's kubeconfig keeps it, so
-    ``aws eks get-token`` runs as the same identity that created the cluster.
+    deploying runner authenticates with (``aws:profile``), and ``kubeconfig_role_arn`` the role its AWS
+    provider assumes (``aws:assumeRoles``): the provider's kubeconfig keeps both, so ``aws eks get-token``
+    runs as the same identity that created the cluster.
     """
 
     kubernetes_version: pulumi.Input[str]
@@ -184,6 +185,7 @@ class EksClusterArgs:
     tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     network_policy: bool = False
     kubeconfig_profile: pulumi.Input[str] | None = None
+    kubeconfig_role_arn: pulumi.Input[str] | None = None
 
     def __post_init__(self) -> None:
         # The stack config runs the same checks (gitops_infra.checks): neither refuses what the other takes.
@@ -529,17 +531,22 @@ def _build_node_groups(
 def _build_provider(
     name: str,
     cluster: eks.Cluster,
-    profile: pulumi.Input[str] | None,
+    args: EksClusterArgs,
     depends_on: list[pulumi.Resource],
     parent: pulumi.Resource,
 ) -> k8s.Provider:
     """The Kubernetes provider for the cluster, secret kubeconfig and all.
 
-    The exported kubeconfig stays profile-less, as pulumi-eks's is: a profile names this runner's
-    credentials, not a reader's. The provider deploys from this runner, so it keeps the profile.
+    The exported kubeconfig stays profile- and role-less, as pulumi-eks's is: they name this runner's
+    credentials, not a reader's. The provider deploys from this runner, so its kubeconfig authenticates as
+    the AWS provider does: with the profile, and assuming the role, that created the cluster. Without the
+    role, ``aws eks get-token`` would run as the ambient credentials, a principal with no access entry.
     """
+    profile, role = args.kubeconfig_profile, args.kubeconfig_role_arn
     kubeconfig: pulumi.Input[str] = (
-        cluster.kubeconfig_json if profile is None else cluster.get_kubeconfig(profile_name=profile)
+        cluster.kubeconfig_json
+        if profile is None and role is None
+        else cluster.get_kubeconfig(profile_name=profile, role_arn=role)
     )
     opts = pulumi.ResourceOptions(parent=parent, depends_on=depends_on)
     return kubernetes_provider(f"{name}-k8s", kubeconfig, opts)
@@ -590,7 +597,7 @@ class EksCluster(pulumi.ComponentResource):
         # Workloads need nodes, and a private endpoint is reached only once its rules exist: anything
         # deployed through this provider waits for both.
         self.provider = _build_provider(
-            name, self.cluster, args.kubeconfig_profile, [*self.node_groups.values(), *endpoint_rules], self
+            name, self.cluster, args, [*self.node_groups.values(), *endpoint_rules], self
         )
         self.register_outputs(
             {

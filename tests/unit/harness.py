@@ -110,9 +110,10 @@ class PlatformMocks(pulumi.runtime.Mocks):
             return {"arn": arn, "issuerArn": _issuer(arn), "id": arn}, []
         if args.token == "eks:index:Cluster/getKubeconfig":
             kubeconfig = json.loads(MOCK_KUBECONFIG)
-            kubeconfig["users"] = [
-                {"name": "aws", "user": {"exec": {"args": ["--profile", args.args["profileName"]]}}}
-            ]
+            # As pulumi-eks writes them: `aws eks get-token ... [--role-arn R] [--profile P]`.
+            role = ["--role-arn", args.args["roleArn"]] if args.args.get("roleArn") else []
+            profile = ["--profile", args.args["profileName"]] if args.args.get("profileName") else []
+            kubeconfig["users"] = [{"name": "aws", "user": {"exec": {"args": [*role, *profile]}}}]
             return {"result": json.dumps(kubeconfig)}, []
         if args.token == "github:index/getRepositoryFile:getRepositoryFile":
             path = str(args.args["file"])

@@ -385,6 +385,18 @@ def test_flux_node_selector_and_the_aws_profile_are_read(minimal: dict[str, Any]
     assert problems_of(minimal) == ("aws:profile: must be the name of an AWS profile",)
 
 
+def test_the_role_the_aws_provider_assumes_is_read(minimal: dict[str, Any]) -> None:
+    role = "arn:aws:iam::123456789012:role/deployer"
+    minimal["aws:assumeRoles"] = [{"roleArn": "arn:aws:iam::123456789012:role/hop"}, {"roleArn": role}]
+    assert load_config(minimal, stack="t").aws_role_arn == role  # a chain ends as its last role
+    minimal["aws:assumeRoles"] = [{"roleArn": "arn:aws:iam::123456789012:user/someone"}]
+    assert problems_of(minimal) == (
+        "aws:assumeRoles[0].roleArn: must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)",
+    )
+    minimal["aws:assumeRoles"] = "deployer"
+    assert problems_of(minimal) == ("aws:assumeRoles: must be a list of roles to assume, each with roleArn",)
+
+
 @pytest.mark.parametrize(
     ("path", "value"),
     [

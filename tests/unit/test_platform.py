@@ -328,6 +328,21 @@ def test_the_stack_programs_provider_keeps_the_aws_profile(monkeypatch: pytest.M
     assert kubeconfig["users"][0]["user"]["exec"]["args"][-2:] == ["--profile", "platform-deployer"]
 
 
+def test_the_providers_kubeconfig_assumes_the_role_the_aws_provider_assumes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The creator is the assumed role; `aws eks get-token` with the ambient credentials got no access.
+    monkeypatch.setattr(pulumi, "export", lambda key, value: None)
+    chain = [{"roleArn": "arn:aws:iam::123456789012:role/hop"}, {"roleArn": DEPLOY_ROLE}]
+    config = _pulumi_config("dev") | {"aws:assumeRoles": json.dumps(chain)}
+    graph = run(lambda: runpy.run_path(str(REPO_ROOT / "stacks" / "__main__.py")), config=config).graph
+    kubeconfig = json.loads(graph.one("pulumi:providers:kubernetes").inputs["kubeconfig"])
+    assert kubeconfig["users"][0]["user"]["exec"]["args"] == ["--role-arn", DEPLOY_ROLE]
+
+
+DEPLOY_ROLE = "arn:aws:iam::123456789012:role/platform-deployer"
+
+
 # -- the local stack: an existing cluster, an existing key, Flux installed elsewhere ----------------------
 
 
