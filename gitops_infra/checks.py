@@ -22,6 +22,7 @@ __all__ = [
     "BRANCH_PATTERN",
     "CHART_VERSION_PATTERN",
     "DEFAULT_BRANCH",
+    "DEFAULT_SSH_PORT",
     "DELETE_MARGIN",
     "DNS_LABEL_PATTERN",
     "EKS_CLUSTER_NAME_MAX",
@@ -55,6 +56,7 @@ __all__ = [
     "go_duration_problem",
     "instance_types_problem",
     "ipv4_cidr_problem",
+    "known_hosts_for_url_problem",
     "known_hosts_problem",
     "kubernetes_version_problem",
     "max_cluster_component_name",
@@ -69,6 +71,7 @@ __all__ = [
     "ready_timeout_problem",
     "relative_path_problem",
     "repository_name_problem",
+    "ssh_url_host",
     "ssh_url_problem",
     "toleration_problems",
     "vpc_cidr_problem",
@@ -442,6 +445,41 @@ def branch_problem(value: object) -> str | None:
     """``None`` for a branch name git and GitHub accept (``main``, ``release/v1``)."""
     hint = "must be a branch name: at most 255 characters, no whitespace and none of ~ ^ : ? * [ \\"
     return _pattern_problem(_BRANCH, value, hint)
+
+
+DEFAULT_SSH_PORT = 22
+
+
+def ssh_url_host(url: str) -> tuple[str, int | None]:
+    """The host of an ``ssh://[user@]host[:port]/path`` URL, and its port when it names one."""
+    authority = url.removeprefix("ssh://").split("/", 1)[0].rpartition("@")[2]
+    host, _, port = authority.partition(":")
+    return host, int(port) if port.isdigit() else None
+
+
+def known_hosts_for_url_problem(known_hosts: str, url: str) -> str | None:
+    """``None`` when ``known_hosts`` can vouch for the host ``url`` names, else what was expected.
+
+    On a port other than 22, ssh looks the host key up under ``[host]:port``, so a line naming the bare
+    host never matches and every clone fails host key checking. A hashed line (``|1|...``) cannot be read
+    here, so it is taken on trust.
+    """
+    host, port = ssh_url_host(url)
+    if port is None or port == DEFAULT_SSH_PORT:
+        return None
+    wanted = f"[{host}]:{port}"
+    for line in known_hosts.splitlines():
+        fields = line.split()
+        if fields and fields[0].startswith("@"):  # a marker (@cert-authority, @revoked) comes first
+            fields = fields[1:]
+        if not fields or fields[0].startswith("#"):
+            continue
+        if fields[0].startswith("|1|") or wanted in fields[0].split(","):
+            return None
+    return (
+        f"must name the host as {wanted}: the url's port is {port}, and ssh looks a host key up under "
+        "[host]:port on a port other than 22, so a line for the bare host never matches"
+    )
 
 
 def known_hosts_problem(value: object) -> str | None:

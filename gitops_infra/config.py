@@ -143,12 +143,6 @@ _PATTERN_HINTS = {
 }
 
 
-def _url_host(url: str) -> str:
-    """The host of an ``ssh://[user@]host[:port]/path`` URL."""
-    authority = url.removeprefix("ssh://").split("/", 1)[0]
-    return authority.rpartition("@")[2].split(":", 1)[0]
-
-
 def _gate(check: Any) -> AfterValidator:
     """A pydantic validator that runs one of :mod:`gitops_infra.checks`, so models and Args agree."""
 
@@ -392,8 +386,11 @@ class GitSpec(_Model):
     @classmethod
     def _host_keys_to_trust(cls, value: str | None, info: ValidationInfo) -> str | None:
         url = info.data.get("url")
-        if value is None and url is not None and _url_host(url) != GITHUB_HOST:
+        if value is None and url is not None and checks.ssh_url_host(url)[0] != GITHUB_HOST:
             raise ValueError("required for a git host other than github.com (its SSH host keys)")
+        problem = None if value is None or url is None else checks.known_hosts_for_url_problem(value, url)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     @field_validator("owner", "repository")

@@ -648,6 +648,14 @@ class FluxBootstrapArgs:
             "environment",
             "must be an Environment, or None",
         )
+        known_hosts = self.source.known_hosts if isinstance(self.source, SourceSecretOptions) else None
+        url = self.sync.url if isinstance(self.sync, SyncOptions) else None
+        if isinstance(known_hosts, str) and isinstance(url, str) and checks.ssh_url_problem(url) is None:
+            problems.gate(
+                "source.known_hosts",
+                lambda hosts: checks.known_hosts_for_url_problem(hosts, url),
+                known_hosts,
+            )
         if self.notifications is not None and isinstance(self.install, InstallOptions):
             # The config's check, in words that point at install.components, where the Args list them.
             problems.check(

@@ -364,9 +364,10 @@ def deploy_key_violations(
 def flux_image_automation(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> bool:
     """True when a Flux install among ``resources`` (``(type, props)`` pairs) runs image automation.
 
-    A Flux install is a Helm release of the ``flux2`` chart; image automation is on when its values set
-    ``imageAutomationController.create`` to true (the chart's default is false, and the platform always
-    sets it). Values may arrive JSON-encoded, as object-valued inputs sometimes do.
+    A Flux install is a Helm release of the ``flux2`` chart; image automation is on unless its values set
+    ``imageAutomationController.create`` to false: the chart's own default is true (the platform always
+    sets it, but a release written elsewhere may not). Values may arrive JSON-encoded, as object-valued
+    inputs sometimes do; values that cannot be read count as the chart's defaults.
     """
     for resource_type, props in resources:
         if resource_type not in HELM_RELEASE_TYPES or props.get("chart") != FLUX_CHART:
@@ -376,8 +377,9 @@ def flux_image_automation(resources: Iterable[tuple[str, Mapping[str, Any]]]) ->
             try:
                 values = json.loads(values)
             except ValueError:
-                continue
-        if isinstance(values, Mapping) and _at(values, *FLUX_IMAGE_AUTOMATION_VALUES) is True:
+                values = None
+        create = _at(values, *FLUX_IMAGE_AUTOMATION_VALUES) if isinstance(values, Mapping) else None
+        if create is not False:
             return True
     return False
 

@@ -88,9 +88,23 @@ def _notifications(raw: dict[str, Any], lists: tuple[list[str], list[str]]) -> N
     raw["flux"]["notifications"] = {"providerType": "slack", "address": ADDRESS}
 
 
+def _host_keys(url: str) -> str:
+    """Host keys for ``url``'s host, as ssh looks them up: ``[host]:port`` on a port other than 22."""
+    authority = url.removeprefix("ssh://").split("/", 1)[0].rpartition("@")[2]
+    host, _, port = authority.partition(":")
+    return KNOWN_HOSTS.replace("git.example.com", f"[{host}]:{port}" if port else host, 1)
+
+
 def _url(raw: dict[str, Any], url: str) -> None:
     # With its host keys, so that a host other than github.com is judged on the URL alone.
-    raw["git"] |= {"url": url, "knownHosts": KNOWN_HOSTS}
+    raw["git"] |= {"url": url, "knownHosts": _host_keys(url)}
+
+
+PORTED_URL = "ssh://git@git.example.com:2222/org/fleet.git"
+
+
+def _ported_host_keys(raw: dict[str, Any], known_hosts: str) -> None:
+    raw["git"] |= {"url": PORTED_URL, "knownHosts": known_hosts}
 
 
 def _flux_waits(raw: dict[str, Any], waits: tuple[str, str | None]) -> None:
@@ -239,6 +253,17 @@ HOST_KEYS: list[Row] = [
     ("newline and tab", "\n\t", False),
 ]
 
+# Host keys for a git host on port 2222: ssh looks them up as [host]:2222, so a bare host never matches.
+PORTED_HOST_KEYS: list[Row] = [
+    ("[host]:port", "[git.example.com]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA", True),
+    ("among other patterns", "other,[git.example.com]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA", True),
+    ("a hashed line", "|1|c2FsdA==|aGFzaA== ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA", True),
+    ("a marker first", "@cert-authority [git.example.com]:2222 ssh-ed25519 AAAA", True),
+    ("the bare host", KNOWN_HOSTS, False),
+    ("another port", "[git.example.com]:22 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA", False),
+    ("a comment only", "# [git.example.com]:2222", False),
+]
+
 # (Flux's timeout, readyTimeout): `up` must wait longer than Flux may, or not at all.
 WAITS: list[Row] = [
     ("unset: timeout plus a margin", ("10m", None), True),
@@ -281,7 +306,10 @@ FIELDS: dict[str, SharedField] = {
     "flux.version": SharedField(
         _key("flux.version"), lambda version: bootstrap_args(version=version), VERSIONS
     ),
-    "git.url": SharedField(_url, lambda url: bootstrap_args(url=url), URLS),
+    "git.url": SharedField(_url, lambda url: bootstrap_args(url=url, known_hosts=_host_keys(url)), URLS),
+    "git.knownHosts on port 2222/FluxBootstrapArgs": SharedField(
+        _ported_host_keys, lambda hosts: bootstrap_args(url=PORTED_URL, known_hosts=hosts), PORTED_HOST_KEYS
+    ),
     "flux.readyTimeout/SyncOptions": SharedField(
         _flux_waits, lambda waits: bootstrap_args(timeout=waits[0], ready_timeout=waits[1]), WAITS
     ),

@@ -756,7 +756,9 @@ def test_image_automation_is_inferred_from_the_flux_release_in_the_stack() -> No
     assert rules.flux_image_automation([(RELEASE, on)])
     assert rules.flux_image_automation([(RELEASE, _flux_release(image_automation=True, encode=True))])
     assert not rules.flux_image_automation([(RELEASE, off)])
-    assert not rules.flux_image_automation([(RELEASE, _flux_release(image_automation=None))])
+    # The chart's own default is `imageAutomationController.create: true`: left out, it runs.
+    assert rules.flux_image_automation([(RELEASE, _flux_release(image_automation=None))])
+    assert rules.flux_image_automation([(RELEASE, {"chart": "flux2"})])
     assert not rules.flux_image_automation([(RELEASE, _flux_release(image_automation=True, chart="other"))])
     assert not rules.flux_image_automation([("kubernetes:core/v1:ConfigMap", on)])
     assert not rules.flux_image_automation([])
