@@ -245,6 +245,7 @@ POLICY_SPECS: tuple[PolicySpec, ...] = (
                 args.props,
                 rules.TagSettings.from_config(args.get_config()),
                 _default_tags(args),
+                args.urn,
             ),
         ),
         config={

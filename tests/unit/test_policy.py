@@ -310,6 +310,54 @@ def test_only_taggable_aws_resources_need_tags() -> None:
     assert rules.required_tag_violations("aws:s3/bucketV2:BucketV2", {"tags": {}}) != []
 
 
+# What pulumi-eks's Cluster makes under the platform's EksCluster (API authentication, no default node
+# group, an OIDC provider, KMS encryption): `createCore` and `Cluster` in nodejs/eks/cluster/cluster.ts,
+# `createAccessEntries` in authenticationMode.ts. Each AWS child gets the cluster's `tags`, except the
+# OIDC provider (and those AWS cannot tag: rules, attachments, policy associations).
+EKS_CLUSTER = "gitops-infra:index:EksCluster$eks:index:Cluster"
+PULUMI_EKS_CHILDREN: list[tuple[str, str, dict[str, Any]]] = [
+    ("eks:index:ServiceRole$aws:iam/role:Role", "prod-cluster-eksRole-role", {"tags": PROD_TAGS}),
+    ("eks:index:ServiceRole$aws:iam/rolePolicyAttachment:RolePolicyAttachment", "prod-eksRole-0", {}),
+    (
+        "aws:ec2/securityGroup:SecurityGroup",
+        "prod-cluster-eksClusterSecurityGroup",
+        {"tags": {"Name": "prod-cluster-eksClusterSecurityGroup", **PROD_TAGS}},
+    ),
+    ("aws:ec2/securityGroupRule:SecurityGroupRule", "prod-cluster-eksClusterInternetEgressRule", {}),
+    ("aws:eks/cluster:Cluster", "prod-cluster-eksCluster", {"tags": PROD_TAGS}),
+    ("aws:eks/addon:Addon", "prod-cluster-kube-proxy", {"tags": PROD_TAGS}),
+    ("aws:eks/addon:Addon", "prod-cluster-coredns", {"tags": PROD_TAGS}),
+    ("eks:index:VpcCniAddon$aws:eks/addon:Addon", "prod-cluster-vpc-cni", {"tags": PROD_TAGS}),
+    ("aws:ec2/securityGroup:SecurityGroup", "prod-cluster-nodeSecurityGroup", {"tags": PROD_TAGS}),
+    ("aws:eks/accessEntry:AccessEntry", "prod-cluster-admin-0", {"tags": PROD_TAGS}),
+    (
+        "aws:eks/accessEntry:AccessEntry$aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
+        "prod-cluster-admin-0-cluster-admin",
+        {},
+    ),
+    (
+        "aws:iam/openIdConnectProvider:OpenIdConnectProvider",
+        "prod-cluster-oidcProvider",
+        {"clientIdLists": ["sts.amazonaws.com"], "thumbprintLists": ["9e99a48a"]},
+    ),
+]
+
+
+@pytest.mark.parametrize(("chain", "name", "props"), PULUMI_EKS_CHILDREN, ids=lambda v: str(v)[:40])
+def test_what_pulumi_eks_makes_passes_the_tag_policy(chain: str, name: str, props: dict[str, Any]) -> None:
+    # Its OIDC provider has no tags and no way to set them: the pack blocked every prod `up`.
+    urn = f"urn:pulumi:prod::gitops-infra::{EKS_CLUSTER}${chain}::{name}"
+    assert rules.required_tag_violations(chain.rsplit("$", 1)[-1], props, urn=urn) == []
+
+
+def test_an_oidc_provider_the_program_makes_itself_still_needs_its_tags() -> None:
+    oidc = "aws:iam/openIdConnectProvider:OpenIdConnectProvider"
+    urn = f"urn:pulumi:prod::gitops-infra::{oidc}::ours"
+    assert rules.required_tag_violations(oidc, {"url": "https://x"}, urn=urn) == [
+        "missing required tags: environment, owner"
+    ]
+
+
 def test_the_autoscaling_list_form_of_tags_and_configured_tag_names() -> None:
     asg_tags = {"tags": [{"key": "environment", "value": "dev", "propagateAtLaunch": True}]}
     assert rules.required_tag_violations("aws:autoscaling/group:Group", asg_tags) == [
