@@ -521,6 +521,10 @@ class FluxSpec(_Model):
 
     Longer than ``timeout``, which Flux may spend on health checks; unset, ``timeout`` plus a margin."""
     sops: StrictBool = False
+    substitute: StrictBool = True
+    """Hand the environment contract to the root Kustomization's post-build substitution (``${baseDomain}``
+    in fleet manifests). Flux then substitutes every ``${VAR}`` under the sync path: with ``false``,
+    nothing there is (for a fleet whose manifests hold ``${...}`` of their own throughout)."""
     health_checks: tuple[HealthCheckSpec, ...] = ()
     notifications: NotificationsSpec | None = None
 

@@ -274,7 +274,7 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
             install=_install_options(config.flux),
             notifications=_notifications(config),
             sops_age_key=config.secrets.sops_age_key if config.flux.sops else None,
-            environment=config.environment,
+            environment=config.environment if config.flux.substitute else None,
             # A first `up` on an empty repository goes green: the path exists before Flux looks for it.
             sync_after=fleet.files if fleet is not None else (),
         ),

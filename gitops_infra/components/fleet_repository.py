@@ -96,7 +96,12 @@ def scaffold_files(path: str, environment: str | None = None) -> dict[str, str]:
         f"# {path}\n\n"
         f"Flux syncs this directory to {target}. List your manifests, or the Kustomizations of your\n"
         f"apps, under `resources` in `{SCAFFOLD_KUSTOMIZATION}`.\n\n"
-        f"Manifests here may use the environment contract's values: {variables}.\n\n"
+        f"Manifests here may use the environment contract's values: {variables}.\n"
+        "Flux substitutes every `${VAR}` under this path, and a variable the contract does not define\n"
+        "is an error on kustomize-controller 1.9 and later (it was replaced with nothing before). Write\n"
+        "`$${VAR}` for a literal `${VAR}` (a script in a ConfigMap, a dashboard), give it a default\n"
+        "(`${VAR:=value}`), or annotate an object `kustomize.toolkit.fluxcd.io/substitute: disabled` to\n"
+        "leave it alone.\n\n"
         "gitops-infra created these two files once and never changes them again: they are yours.\n"
     )
     kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"

@@ -41,6 +41,8 @@ def test_the_scaffold_is_an_empty_kustomization_and_a_readme() -> None:
     readme = files["clusters/dev/README.md"]
     assert readme.startswith("# clusters/dev\n") and "the dev cluster" in readme
     assert all(f"${{{key}}}" in readme for key in CONTRACT_KEYS)
+    # Flux substitutes every ${...} under the path, strictly from kustomize-controller 1.9: say how not to.
+    assert "$${VAR}" in readme and "kustomize.toolkit.fluxcd.io/substitute: disabled" in readme
 
 
 def fleet(git_files: dict[str, str] | None = None, **overrides: Any) -> Any:

@@ -291,6 +291,19 @@ def test_existing_vpc_config_builds_no_network(minimal: dict[str, Any]) -> None:
         assert node_group.inputs["subnetIds"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
 
 
+def test_substitution_can_be_left_off_the_root(minimal: dict[str, Any]) -> None:
+    # A fleet whose manifests hold ${...} of their own: strict substitution (kustomize-controller 1.9+)
+    # would fail its build on every one the contract does not define.
+    minimal["flux"]["substitute"] = False
+    graph = run(lambda: build_platform(load_config(minimal, stack="test"))).graph
+    assert (
+        "postBuild" not in graph.one("kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization").inputs["spec"]
+    )
+    # The contract is still written for app teams, and only there: Flux's namespace needs no copy.
+    (configmap,) = graph.of_type("kubernetes:core/v1:ConfigMap")
+    assert configmap.input("metadata.namespace") == "apps"
+
+
 def test_public_api_is_what_all_lists() -> None:
     # Submodules become package attributes once anything imports them; they are not API names.
     exported = {
