@@ -29,6 +29,7 @@ __all__ = [
     "EKS_NODE_GROUP_NAME_MAX",
     "GO_DURATION_PATTERN",
     "IAM_ROLE_NAME_MAX",
+    "KUBERNETES_MINOR_PATTERN",
     "MAX_NODE_GROUP_SIZE",
     "MAX_READY_TIMEOUT",
     "MAX_ZONES",
@@ -58,6 +59,7 @@ __all__ = [
     "ipv4_cidr_problem",
     "known_hosts_for_url_problem",
     "known_hosts_problem",
+    "kubernetes_minor_problem",
     "kubernetes_version_problem",
     "max_cluster_component_name",
     "max_node_group_name",
@@ -347,6 +349,16 @@ def toleration_problems(
     if effect and effect not in TOLERATION_EFFECTS:
         problems.append(("effect", f"must be one of {', '.join(TOLERATION_EFFECTS)}"))
     return problems
+
+
+KUBERNETES_MINOR_PATTERN = r"^1\.[0-9]{2}$"
+"""A Kubernetes minor version as EKS takes it (``1.33``): no patch, no ``v``."""
+_KUBERNETES_MINOR = re.compile(KUBERNETES_MINOR_PATTERN)
+
+
+def kubernetes_minor_problem(value: object) -> str | None:
+    """``None`` for a Kubernetes minor version such as ``1.33``."""
+    return _pattern_problem(_KUBERNETES_MINOR, value, "must be a Kubernetes minor version such as 1.33")
 
 
 def kubernetes_version_problem(version: str, floor: str) -> str | None:

@@ -64,11 +64,10 @@ from gitops_infra.components.flux import (
     DEFAULT_TIMEOUT,
     FLUX_CHART_VERSION,
     FLUX_NAMESPACE,
-    FLUX_VERSION,
-    MIN_KUBERNETES_VERSION,
     FluxComponent,
     FluxInstall,
     image_automation_enabled,
+    kubernetes_floor_problem,
 )
 from gitops_infra.contract import DOMAIN_PATTERN as ENVIRONMENT_DOMAIN_PATTERN
 from gitops_infra.contract import Environment
@@ -120,7 +119,6 @@ _IAM_PRINCIPAL = r"^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]+$"
 
 _VPC_ID = r"^vpc-[0-9a-f]{8,17}$"
 _SUBNET_ID = r"^subnet-[0-9a-f]{8,17}$"
-_K8S_VERSION = r"^1\.[0-9]{2}$"
 _GITHUB_OWNER = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,38})$"
 _CLUSTER_NAME = r"^[a-zA-Z][a-zA-Z0-9-]*$"
 _SECRET_KEY_NAME = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
@@ -134,7 +132,6 @@ _PATTERN_HINTS = {
     _IAM_PRINCIPAL: "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)",
     _VPC_ID: "must be a VPC ID (vpc-...)",
     _SUBNET_ID: "must be a subnet ID (subnet-...)",
-    _K8S_VERSION: "must be a Kubernetes minor version such as 1.33",
     _GITHUB_OWNER: "must be a GitHub user or organization name",
     _CLUSTER_NAME: "must start with a letter and hold only letters, digits and '-'",
     _SECRET_KEY_NAME: "must name a secret config key (letters, digits, '_'), such as localKubeconfig",
@@ -307,7 +304,7 @@ class ClusterSpec(_Model):
     """The EKS cluster."""
 
     name: ClusterName | None = None
-    kubernetes_version: Annotated[str, Field(pattern=_K8S_VERSION)]
+    kubernetes_version: Annotated[str, _gate(checks.kubernetes_minor_problem)]
     admins: tuple[Annotated[str, Field(pattern=_IAM_PRINCIPAL)], ...] = ()
     log_types: tuple[LogType, ...] = ALL_LOG_TYPES
     # network comes before endpoint: the endpoint's check reads it.
@@ -933,16 +930,9 @@ def _flux_secret_problems(flux: FluxSpec, secrets: StackSecrets) -> list[str]:
 
 
 def _kubernetes_floor_problems(cluster: ClusterSpec, flux: FluxSpec) -> list[str]:
-    """The pinned Flux refuses older clusters; a chart version of the user's own is the user's to match."""
-    if flux.version != FLUX_CHART_VERSION:
-        return []
-    problem = checks.kubernetes_version_problem(cluster.kubernetes_version, MIN_KUBERNETES_VERSION)
-    if problem is None:
-        return []
-    return [
-        f"{PROJECT}:cluster.kubernetesVersion: {problem}: Flux {FLUX_VERSION} (chart {FLUX_CHART_VERSION}) "
-        "needs it, and the chart's pre-install check (flux check --pre) fails on an older cluster"
-    ]
+    """The pinned Flux refuses older clusters (the one rule InstallOptions checks too)."""
+    problem = kubernetes_floor_problem(cluster.kubernetes_version, flux.version)
+    return [] if problem is None else [f"{PROJECT}:cluster.kubernetesVersion: {problem}"]
 
 
 def _derived_name_problems(environment: Environment, cluster: ClusterSpec) -> list[str]:

@@ -33,7 +33,7 @@ from gitops_infra.components.flux import (
     SourceSecretOptions,
     SyncOptions,
 )
-from gitops_infra.config import ClusterSpec, FluxSpec, StackConfig, platform_name
+from gitops_infra.config import ClusterSpec, StackConfig, platform_name
 
 __all__ = ["Platform", "build_platform"]
 
@@ -132,9 +132,11 @@ def _cluster_args(config: StackConfig, cluster: ClusterSpec, tags: dict[str, str
     )
 
 
-def _install_options(flux: FluxSpec) -> InstallOptions | None:
+def _install_options(config: StackConfig) -> InstallOptions | None:
+    flux = config.flux
     if flux.install is FluxInstall.EXTERNAL:
         return None
+    cluster = config.cluster
     return InstallOptions(
         version=flux.version,
         components=flux.components,
@@ -142,6 +144,7 @@ def _install_options(flux: FluxSpec) -> InstallOptions | None:
         network_policy=flux.network_policy,
         tolerations=[t.model_dump(by_alias=True, exclude_none=True) for t in flux.tolerations],
         node_selector=flux.node_selector,
+        kubernetes_version=cluster.kubernetes_version if isinstance(cluster, ClusterSpec) else None,
     )
 
 
@@ -271,7 +274,7 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         FluxBootstrapArgs(
             source=source,
             sync=_sync_options(config),
-            install=_install_options(config.flux),
+            install=_install_options(config),
             notifications=_notifications(config),
             sops_age_key=config.secrets.sops_age_key if config.flux.sops else None,
             environment=config.environment if config.flux.substitute else None,

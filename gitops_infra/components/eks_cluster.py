@@ -190,6 +190,7 @@ class EksClusterArgs:
     def __post_init__(self) -> None:
         # The stack config runs the same checks (gitops_infra.checks): neither refuses what the other takes.
         problems = Problems("EksClusterArgs")
+        problems.gate("kubernetes_version", checks.kubernetes_minor_problem, self.kubernetes_version)
         problems.gate(
             "node_groups", checks.node_group_names_problem, [group.name for group in self.node_groups]
         )

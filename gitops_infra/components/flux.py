@@ -101,6 +101,7 @@ __all__ = [
     "git_repository_manifest",
     "image_automation_enabled",
     "install_values",
+    "kubernetes_floor_problem",
     "kustomization_manifest",
     "notification_manifests",
     "ready_annotations",
@@ -196,7 +197,8 @@ class InstallOptions:
     """What to install: the chart version, the controllers, network policy, and where they run.
 
     ``tolerations`` and ``node_selector`` apply to every controller and to the chart's pre-install
-    ``flux check --pre`` Job, so Flux can be pinned to a tainted system node group.
+    ``flux check --pre`` Job, so Flux can be pinned to a tainted system node group. ``kubernetes_version``
+    is the cluster's Kubernetes minor, when known: the pinned chart's Flux refuses an older one.
     """
 
     version: str = FLUX_CHART_VERSION
@@ -205,6 +207,7 @@ class InstallOptions:
     network_policy: bool = True
     tolerations: Sequence[Mapping[str, str]] = ()
     node_selector: Mapping[str, str] = field(default_factory=dict)
+    kubernetes_version: str | None = None
 
     @property
     def installed(self) -> tuple[FluxComponent, ...]:
@@ -224,7 +227,25 @@ class InstallOptions:
             fields = (toleration.get(key) for key in ("key", "operator", "value", "effect"))
             for key, message in checks.toleration_problems(*fields):
                 problems.add(f"tolerations[{index}].{key}", message)
+        if self.kubernetes_version is not None:
+            problem = kubernetes_floor_problem(self.kubernetes_version, self.version)
+            if problem is not None:
+                problems.add("kubernetes_version", problem)
         problems.raise_if_any()
+
+
+def kubernetes_floor_problem(kubernetes_version: str, chart_version: str) -> str | None:
+    """``None`` when the pinned chart's Flux installs on ``kubernetes_version``, or the chart is not the
+    pinned one (a chart of the user's own is the user's to match), else what was expected."""
+    if chart_version != FLUX_CHART_VERSION:
+        return None
+    problem = checks.kubernetes_version_problem(kubernetes_version, MIN_KUBERNETES_VERSION)
+    if problem is None:
+        return None
+    return (
+        f"{problem}: Flux {FLUX_VERSION} (chart {FLUX_CHART_VERSION}) needs it, and the chart's "
+        "pre-install check (flux check --pre) fails on an older cluster"
+    )
 
 
 def install_values(options: InstallOptions) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import pytest
 from gitops_infra.components.deploy_key import DeployKeyArgs
 from gitops_infra.components.eks_cluster import ExistingVpcArgs, NewVpcArgs
 from gitops_infra.components.fleet_repository import FleetRepositoryArgs
-from gitops_infra.components.flux import FluxComponent, NotificationArgs
+from gitops_infra.components.flux import FluxComponent, InstallOptions, NotificationArgs
 from gitops_infra.config import load_config
 from gitops_infra.errors import ConfigError
 
@@ -264,6 +264,24 @@ PORTED_HOST_KEYS: list[Row] = [
     ("a comment only", "# [git.example.com]:2222", False),
 ]
 
+# The cluster's Kubernetes minor: its form (EksClusterArgs), and the pinned Flux's floor (InstallOptions).
+KUBERNETES_VERSIONS: list[Row] = [
+    ("the floor", "1.33", True),
+    ("newer", "1.34", True),
+    ("older than the pinned Flux takes", "1.32", False),
+    ("one digit", "1.3", False),
+    ("a patch release", "1.33.1", False),
+    ("a v prefix", "v1.33", False),
+    ("empty", "", False),
+    ("a newline", "1.33\n", False),
+]
+
+
+def _kubernetes_args(version: str) -> object:
+    # The platform hands the version to both: the cluster, and the Flux install it must carry.
+    return new_vpc_args(kubernetes_version=version), InstallOptions(kubernetes_version=version)
+
+
 # (Flux's timeout, readyTimeout): `up` must wait longer than Flux may, or not at all.
 WAITS: list[Row] = [
     ("unset: timeout plus a margin", ("10m", None), True),
@@ -305,6 +323,9 @@ FIELDS: dict[str, SharedField] = {
     ),
     "flux.version": SharedField(
         _key("flux.version"), lambda version: bootstrap_args(version=version), VERSIONS
+    ),
+    "cluster.kubernetesVersion/EksClusterArgs+InstallOptions": SharedField(
+        _key("cluster.kubernetesVersion"), _kubernetes_args, KUBERNETES_VERSIONS
     ),
     "git.url": SharedField(_url, lambda url: bootstrap_args(url=url, known_hosts=_host_keys(url)), URLS),
     "git.knownHosts on port 2222/FluxBootstrapArgs": SharedField(
