@@ -496,7 +496,9 @@ class FluxSpec(_Model):
 
     ``install: external`` means the controllers and CRDs are already on the cluster (the Flux Operator,
     an EKS add-on): the platform then makes only the namespace (adopting it), the secrets, the sync
-    objects and the notifications. ``components`` still says which controllers run there.
+    objects and the notifications. ``components`` still says which controllers run there. The sync
+    objects are named ``flux-system``, as a Flux Operator ``FluxInstance`` with ``.spec.sync`` names its
+    own: leave that unset, or the two fight over one GitRepository and one Kustomization.
     """
 
     install: FluxInstall = FluxInstall.HELM
