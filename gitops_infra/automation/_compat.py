@@ -140,6 +140,8 @@ class Registration:
     delete_before_replace: bool
     retain_on_delete: bool
     ignore_changes: tuple[str, ...]
+    import_id: str
+    """The ``import_`` option's ID, or ``""``."""
     custom_timeouts: Mapping[str, str]
     """The ``customTimeouts`` the program set, by operation (``create``, ``update``, ``delete``)."""
 
@@ -167,6 +169,7 @@ def _registration(request: Any, urn: str) -> Registration:
         delete_before_replace=bool(request.deleteBeforeReplace),
         retain_on_delete=bool(request.retainOnDelete),
         ignore_changes=tuple(request.ignoreChanges),
+        import_id=request.importId,
         custom_timeouts={
             op: value
             for op in ("create", "update", "delete")

@@ -16,7 +16,10 @@ written, and it never overwrites or deletes what a person wrote:
   and fail with a conflict on a file edited since.
 
 Creating the repository is opt-in too (``create``). A created repository is kept on ``destroy``
-(``retain_on_delete``): tearing down a cluster never deletes a fleet's history.
+(``retain_on_delete``): tearing down a cluster never deletes a fleet's history. So it is looked up
+first: a missing one is created; one this stack made (its description says so) is taken back into the
+stack (``import_``, a no-op while it is in the state), so the ``up`` after a ``destroy`` does not fail on
+a name GitHub already holds; any other of that name is used as it is, never managed.
 
 The GitHub provider comes through ``opts``, as for ``DeployKey``.
 """
@@ -34,6 +37,7 @@ from gitops_infra.components._args import Problems
 from gitops_infra.contract import CONTRACT_KEYS
 
 __all__ = [
+    "DESCRIPTION",
     "SCAFFOLD_KUSTOMIZATION",
     "SCAFFOLD_README",
     "FleetRepository",
@@ -45,6 +49,8 @@ __all__ = [
 TYPE_TOKEN = "gitops-infra:index:FleetRepository"
 SCAFFOLD_KUSTOMIZATION = "kustomization.yaml"
 SCAFFOLD_README = "README.md"
+DESCRIPTION = "Fleet repository synced by Flux (gitops-infra)"
+"""A created repository's description: what tells a repository this stack made from any other."""
 COMMIT_MESSAGE = "Scaffold {path} for Flux (gitops-infra)"
 """The scaffold's commit message: a file whose last commit says this is still the scaffold's own."""
 # Fields the provider fills from GitHub or the user edits: none of them is this stack's to change.
@@ -121,14 +127,23 @@ class FleetRepository(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.repository = None
         repository_name = pulumi.Output.from_input(args.repository)
-        if args.create is not None:
+        existing = self._existing_description(args) if args.create is not None else None
+        if args.create is not None and (existing is None or existing == DESCRIPTION):
             self.repository = github.Repository(
                 f"{name}-repository",
                 name=args.repository,
                 visibility=args.create.value,
                 auto_init=True,  # the first commit makes the default branch the files go onto
-                description="Fleet repository synced by Flux (gitops-infra)",
-                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
+                description=DESCRIPTION,
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    retain_on_delete=True,
+                    # Ours from an earlier run: taken back as it is (GitHub reads no auto_init back).
+                    import_=args.repository
+                    if existing is not None and isinstance(args.repository, str)
+                    else None,
+                    ignore_changes=["autoInit"],
+                ),
             )
             repository_name = self.repository.name
         self.repository_name = repository_name
@@ -158,6 +173,15 @@ class FleetRepository(pulumi.ComponentResource):
         self.register_outputs(
             {"repositoryName": self.repository_name, "files": [file.file for file in self.files]}
         )
+
+    def _existing_description(self, args: FleetRepositoryArgs) -> str | None:
+        """The description of the repository of that name, ``""`` for none; ``None`` when there is no such
+        repository (or its name is not known yet)."""
+        if not isinstance(args.repository, str):
+            return None
+        found = github.get_repository(name=args.repository, opts=pulumi.InvokeOptions(parent=self))
+        # The provider answers a missing repository (404) with an empty result, not an error.
+        return (found.description or "") if found.node_id else None
 
     def _last_commit_message(self, args: FleetRepositoryArgs, file: str) -> str | None:
         """The message of the last commit that changed ``file`` on the branch; ``None`` when it is missing

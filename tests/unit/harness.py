@@ -69,13 +69,15 @@ class PlatformMocks(pulumi.runtime.Mocks):
         caller_arn: str = DEPLOYER_ARN,
         reads: Mapping[str, Mapping[str, Any]] | None = None,
         git_files: Mapping[str, str] | None = None,
+        repositories: Mapping[str, str] | None = None,
     ) -> None:
         self.caller_arn = caller_arn
         self.reads = dict(reads or {})
         self.git_files = dict(git_files or {})
+        self.repositories = dict(repositories or {})
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
-        if args.resource_id:  # a `Resource.get`: the state of what exists, by its ID
+        if args.resource_id in self.reads:  # a `Resource.get`: the state of what exists, by its ID
             return args.resource_id, dict(self.reads[args.resource_id])
         state = dict(args.inputs)
         name = args.name
@@ -115,6 +117,16 @@ class PlatformMocks(pulumi.runtime.Mocks):
             profile = ["--profile", args.args["profileName"]] if args.args.get("profileName") else []
             kubeconfig["users"] = [{"name": "aws", "user": {"exec": {"args": [*role, *profile]}}}]
             return {"result": json.dumps(kubeconfig)}, []
+        if args.token == "github:index/getRepository:getRepository":
+            name = str(args.args["name"])
+            if name not in self.repositories:
+                return {"name": name, "id": ""}, []
+            return {
+                "name": name,
+                "id": name,
+                "nodeId": f"R_{name}",
+                "description": self.repositories[name],
+            }, []
         if args.token == "github:index/getRepositoryFile:getRepositoryFile":
             path = str(args.args["file"])
             found = {"repository": args.args["repository"], "file": path, "branch": args.args.get("branch")}
@@ -150,11 +162,13 @@ def run(
     caller_arn: str = DEPLOYER_ARN,
     reads: Mapping[str, Mapping[str, Any]] | None = None,
     git_files: Mapping[str, str] | None = None,
+    repositories: Mapping[str, str] | None = None,
 ) -> Run[T]:
     """Run ``program`` under mocks (the library's own runner); resolve the Outputs ``outputs(result)`` names.
 
     ``reads`` is the state each ``Resource.get`` finds, by the ID it reads; ``git_files`` are the files
-    the fleet repository holds, each with the message of the last commit that changed it.
+    the fleet repository holds, each with the message of the last commit that changed it; and
+    ``repositories`` the repositories GitHub holds, each with its description.
     """
     box: dict[str, Any] = {}
     resolved: dict[str, Resolved] = {}
@@ -171,7 +185,7 @@ def run(
 
     graph = run_mocked(
         execute,
-        PlatformMocks(caller_arn, reads, git_files),
+        PlatformMocks(caller_arn, reads, git_files, repositories),
         project=PROJECT,
         stack=stack,
         preview=False,

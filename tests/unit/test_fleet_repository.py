@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from gitops_infra.components.fleet_repository import (
+    DESCRIPTION,
     FleetRepository,
     FleetRepositoryArgs,
     RepositoryVisibility,
@@ -45,15 +46,20 @@ def test_the_scaffold_is_an_empty_kustomization_and_a_readme() -> None:
     assert "$${VAR}" in readme and "kustomize.toolkit.fluxcd.io/substitute: disabled" in readme
 
 
-def fleet(git_files: dict[str, str] | None = None, **overrides: Any) -> Any:
-    """The graph of a FleetRepository, on a GitHub that holds ``git_files`` (path: last commit message)."""
+def fleet(
+    git_files: dict[str, str] | None = None, repositories: dict[str, str] | None = None, **overrides: Any
+) -> Any:
+    """The graph of a FleetRepository, on a GitHub that holds ``git_files`` (path: last commit message)
+    and ``repositories`` (name: description)."""
 
     def program() -> FleetRepository:
         provider = github.Provider("github", owner="acme")
         args = FleetRepositoryArgs(**{"repository": "fleet", "path": "clusters/dev", **overrides})
         return FleetRepository("fleet", args, opts=pulumi.ResourceOptions(providers=[provider]))
 
-    return run(program, outputs=lambda f: {"name": f.repository_name}, git_files=git_files).graph
+    return run(
+        program, outputs=lambda f: {"name": f.repository_name}, git_files=git_files, repositories=repositories
+    ).graph
 
 
 OURS = "Scaffold clusters/dev for Flux (gitops-infra)"
@@ -108,6 +114,20 @@ def test_a_created_repository_is_private_initialised_and_kept_on_destroy() -> No
     assert repository.retain_on_delete is True  # a destroy never deletes someone's fleet history
     for file in graph.of_type(FILE):
         assert repository.urn in file.dependencies
+
+
+def test_a_repository_this_stack_made_is_taken_back_after_a_destroy() -> None:
+    # Kept on destroy, it made the next `up` fail: GitHub refuses to create a name it holds.
+    fresh = fleet(create=RepositoryVisibility.PRIVATE).one(REPOSITORY)
+    assert fresh.import_id == ""
+    ours = fleet(create=RepositoryVisibility.PRIVATE, repositories={"fleet": DESCRIPTION}).one(REPOSITORY)
+    assert ours.import_id == "fleet" and "autoInit" in ours.ignore_changes and ours.retain_on_delete
+
+
+def test_a_repository_someone_else_made_is_used_not_managed() -> None:
+    graph = fleet(create=RepositoryVisibility.PRIVATE, repositories={"fleet": "the platform team's fleet"})
+    assert graph.of_type(REPOSITORY) == []
+    assert {f.inputs["repository"] for f in graph.of_type(FILE)} == {"fleet"}
 
 
 def test_create_without_scaffold_makes_only_the_repository() -> None:
