@@ -495,7 +495,7 @@ class FluxSpec(_Model):
     """Flux: the controllers to install and how the fleet repository is synced.
 
     ``install: external`` means the controllers and CRDs are already on the cluster (the Flux Operator,
-    an EKS add-on): the platform then makes only the namespace (adopting it), the secrets, the sync
+    an EKS add-on): the platform then only labels the namespace (a patch), and makes the secrets, the sync
     objects and the notifications. ``components`` still says which controllers run there. The sync
     objects are named ``flux-system``, as a Flux Operator ``FluxInstance`` with ``.spec.sync`` names its
     own: leave that unset, or the two fight over one GitRepository and one Kustomization.

@@ -284,7 +284,12 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         opts=on_cluster,
     )
     environment = EnvironmentConfig(
-        f"{name}-environment", EnvironmentConfigArgs(environment=config.environment), opts=on_cluster
+        f"{name}-environment",
+        # On a cluster this stack did not make, the namespace may hold workloads of its own: keep it.
+        EnvironmentConfigArgs(
+            environment=config.environment, keep_namespace=not isinstance(config.cluster, ClusterSpec)
+        ),
+        opts=on_cluster,
     )
     return Platform(
         config=config,

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-__all__ = ["OWNED", "kubernetes_provider", "owned_in"]
+__all__ = ["OWNED", "NamespaceResource", "kubernetes_provider", "owned_in"]
+
+NamespaceResource = k8s.core.v1.Namespace | k8s.core.v1.NamespacePatch
+"""A namespace the platform makes (``Namespace``), or one it only labels (``NamespacePatch``)."""
 
 OWNED: dict[str, str] = {"pulumi.com/patchForce": "true"}
 """Annotations on every object whose content the platform declares: its apply takes the fields back.
@@ -26,18 +29,26 @@ def kubernetes_provider(
     changed, and one with a fixed name (``environment``, ``flux-system``) is deleted before it is made
     again: app teams would read no contract, and Flux no key, for that moment (seen on a real API
     server; mocks cannot show it).
+
+    A create of an object that already exists updates it (``upsert_existing_objects``), as every
+    pulumi-kubernetes before 4.29 did: from 4.29 on a create fails with AlreadyExists unless this is set,
+    and day 2 meets objects that exist (Flux's Secret from an earlier bootstrap, a service namespace on a
+    cluster you run). Set, not left to the provider's default, so that every provider version behaves
+    alike. The hazard it brings back: a resource renamed in the program without an alias is created
+    (adopting the object) and then deleted, taking the object with it; the platform's names are fixed.
     """
     return k8s.Provider(
         name,
         kubeconfig=pulumi.Output.secret(kubeconfig),
         enable_config_map_mutable=True,
         enable_secret_mutable=True,
+        upsert_existing_objects=True,
         opts=opts,
     )
 
 
 def owned_in(
-    name: str, namespace: k8s.core.v1.Namespace, parent: pulumi.Resource
+    name: str, namespace: NamespaceResource, parent: pulumi.Resource
 ) -> tuple[k8s.meta.v1.ObjectMetaArgs, pulumi.ResourceOptions]:
     """The metadata and options of an object the platform declares in ``namespace``: named ``name``,
     taking its fields back on apply (``OWNED``), a child of ``parent``, made after the namespace."""

@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 
 from gitops_infra.checks import dns_label_problem
 from gitops_infra.components._args import Problems
-from gitops_infra.components._kubernetes import owned_in
+from gitops_infra.components._kubernetes import NamespaceResource, owned_in
 from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, Environment, environment_data, parse_environment
 from gitops_infra.errors import EnvironmentContractError
 
@@ -35,7 +35,7 @@ TYPE_TOKEN = "gitops-infra:index:EnvironmentConfig"
 def build_environment_configmap(
     resource_name: str,
     environment: Environment,
-    namespace: k8s.core.v1.Namespace,
+    namespace: NamespaceResource,
     parent: pulumi.Resource,
 ) -> k8s.core.v1.ConfigMap:
     """The ``environment`` ConfigMap in ``namespace``. Every copy comes from here, so none can disagree."""
@@ -80,9 +80,15 @@ def read_environment(
 
 @dataclass(frozen=True)
 class EnvironmentConfigArgs:
-    """Inputs of ``EnvironmentConfig``. The Kubernetes provider comes through ``opts``."""
+    """Inputs of ``EnvironmentConfig``. The Kubernetes provider comes through ``opts``.
+
+    ``keep_namespace``: the service namespace may exist already (a cluster you run, with workloads in
+    it): it is kept on destroy, so a destroy never deletes what was there before. Adopting an existing one
+    needs a provider that upserts (the platform's does).
+    """
 
     environment: Environment
+    keep_namespace: bool = False
 
     def __post_init__(self) -> None:
         problems = Problems("EnvironmentConfigArgs")
@@ -107,7 +113,7 @@ class EnvironmentConfig(pulumi.ComponentResource):
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=env.service_namespace, labels={"gitops-infra/environment": env.name}
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=args.keep_namespace),
         )
         self.config_map = build_environment_configmap(f"{name}-configmap", env, self.namespace, self)
         self.environment = pulumi.Output.all(self.config_map.urn, environment_data(env)).apply(

@@ -47,7 +47,7 @@ import pulumi_kubernetes as k8s
 from gitops_infra import checks
 from gitops_infra.checks import DEFAULT_BRANCH
 from gitops_infra.components._args import Problems
-from gitops_infra.components._kubernetes import OWNED, owned_in
+from gitops_infra.components._kubernetes import OWNED, NamespaceResource, owned_in
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
 from gitops_infra.components.environment import build_environment_configmap
 from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, Environment
@@ -269,7 +269,7 @@ def install_values(options: InstallOptions) -> dict[str, Any]:
 
 
 def build_install(
-    name: str, options: InstallOptions, namespace: k8s.core.v1.Namespace, parent: pulumi.Resource
+    name: str, options: InstallOptions, namespace: NamespaceResource, parent: pulumi.Resource
 ) -> k8s.helm.v3.Release:
     """The controllers, as a Helm release of the pinned chart."""
     return k8s.helm.v3.Release(
@@ -321,7 +321,7 @@ def _secret(
     resource_name: str,
     secret_name: str,
     data: Mapping[str, pulumi.Input[str]],
-    namespace: k8s.core.v1.Namespace,
+    namespace: NamespaceResource,
     parent: pulumi.Resource,
 ) -> k8s.core.v1.Secret:
     metadata, opts = owned_in(secret_name, namespace, parent)
@@ -331,14 +331,14 @@ def _secret(
 
 
 def build_source_secret(
-    name: str, options: SourceSecretOptions, namespace: k8s.core.v1.Namespace, parent: pulumi.Resource
+    name: str, options: SourceSecretOptions, namespace: NamespaceResource, parent: pulumi.Resource
 ) -> k8s.core.v1.Secret:
     """The git-auth Secret in the Flux namespace."""
     return _secret(f"{name}-git-auth", options.name, source_secret_data(options), namespace, parent)
 
 
 def build_sops_secret(
-    name: str, age_key: pulumi.Input[str], namespace: k8s.core.v1.Namespace, parent: pulumi.Resource
+    name: str, age_key: pulumi.Input[str], namespace: NamespaceResource, parent: pulumi.Resource
 ) -> k8s.core.v1.Secret:
     """The age key kustomize-controller decrypts SOPS files with (``sops-age``, key ``age.agekey``)."""
     data = {SOPS_AGE_KEY: pulumi.Output.secret(age_key)}
@@ -603,7 +603,7 @@ def notification_manifests(
 def build_notifications(
     name: str,
     args: NotificationArgs,
-    namespace: k8s.core.v1.Namespace,
+    namespace: NamespaceResource,
     controllers: k8s.helm.v3.Release | None,
     parent: pulumi.Resource,
 ) -> Notifications:
@@ -692,7 +692,7 @@ class FluxBootstrap(pulumi.ComponentResource):
 
     namespace: pulumi.Output[str]
     repository_url: pulumi.Output[str]
-    namespace_resource: k8s.core.v1.Namespace
+    namespace_resource: NamespaceResource
     controllers: k8s.helm.v3.Release | None
     source_secret: k8s.core.v1.Secret
     sops_secret: k8s.core.v1.Secret | None
@@ -704,14 +704,22 @@ class FluxBootstrap(pulumi.ComponentResource):
         self, name: str, args: FluxBootstrapArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
-        self.namespace_resource = k8s.core.v1.Namespace(
-            f"{name}-namespace",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=args.sync.namespace, labels={"app.kubernetes.io/part-of": "flux", **args.labels}
-            ),
-            # Installed elsewhere, Flux's namespace is not this component's to delete: it is adopted if it
-            # exists (the provider's server-side apply makes a create an upsert) and kept on destroy.
-            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=args.install is None),
+        labels = {"app.kubernetes.io/part-of": "flux", **args.labels}
+        self.namespace_resource = (
+            k8s.core.v1.Namespace(
+                f"{name}-namespace",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=args.sync.namespace, labels=labels),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            if args.install is not None
+            # Installed elsewhere, Flux's namespace exists and is not this component's: its labels are
+            # patched in, and it is neither created nor deleted here, under any provider (a create of an
+            # existing object fails from pulumi-kubernetes 4.29 on, unless the provider upserts).
+            else k8s.core.v1.NamespacePatch(
+                f"{name}-namespace",
+                metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=args.sync.namespace, labels=labels),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         )
         self.controllers = (
             build_install(name, args.install, self.namespace_resource, self)
@@ -742,7 +750,9 @@ class FluxBootstrap(pulumi.ComponentResource):
             if args.notifications is not None
             else None
         )
-        self.namespace = self.namespace_resource.metadata.apply(lambda metadata: str(metadata.name))
+        self.namespace = pulumi.Output.all(self.namespace_resource.urn, args.sync.namespace).apply(
+            lambda values: str(values[1])
+        )
         self.repository_url = pulumi.Output.from_input(sync.url)
         self.register_outputs(
             {

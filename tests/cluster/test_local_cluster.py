@@ -333,6 +333,38 @@ def test_rollback_brings_the_previous_contract_back(local_stack: LocalStack) -> 
     assert history("local", options=local_stack.options)[0].result == "succeeded"
 
 
+# -- 6b. day 2: what already exists, and destroy then up --------------------------------------------------
+
+
+def test_up_takes_what_exists_and_comes_back_after_a_destroy(local_stack: LocalStack) -> None:
+    # Made out of band, as a Flux Operator or an earlier bootstrap would: Flux's namespace and its git-auth
+    # Secret (with a stale key), and the service namespace with a workload of the app team's own.
+    core = client.CoreV1Api(local_stack.api)
+    for namespace in (local_stack.flux_namespace, local_stack.service_namespace):
+        core.create_namespace({"metadata": {"name": namespace}})
+    stale = {"identity": "c3RhbGU=", "known_hosts": "c3RhbGU="}
+    core.create_namespaced_secret(
+        local_stack.flux_namespace, {"metadata": {"name": FLUX_SECRET_NAME}, "data": stale}
+    )
+    core.create_namespaced_config_map(
+        local_stack.service_namespace, {"metadata": {"name": "theirs"}, "data": {"owner": "app team"}}
+    )
+
+    up("local", options=local_stack.options)  # Ready: Flux cloned with the stack's key, not the stale one
+    assert core.read_namespaced_secret(FLUX_SECRET_NAME, local_stack.flux_namespace).data != stale
+    flux_labels = core.read_namespace(local_stack.flux_namespace).metadata.labels
+    assert flux_labels["app.kubernetes.io/part-of"] == "flux"
+
+    local_stack.raw_stack().destroy()
+    # Neither namespace was the stack's to delete, nor the app team's ConfigMap.
+    assert _configmap(local_stack, local_stack.service_namespace, "theirs") == {"owner": "app team"}
+    assert core.read_namespace(local_stack.flux_namespace).status.phase == "Active"
+
+    up("local", options=local_stack.options)  # the second act: everything retained is taken back
+    ready = _ready(local_stack, KUSTOMIZE)
+    assert ready is not None and ready["status"] == "True", ready
+
+
 # -- 7. destroy ----------------------------------------------------------------------------------------------
 
 
@@ -348,8 +380,12 @@ def test_destroy_clears_everything_and_flux_prunes_what_it_applied(
 
     core = client.CoreV1Api(local_stack.api)
     names = {n.metadata.name: n.status.phase for n in core.list_namespace().items}
-    assert local_stack.service_namespace not in names, names
     assert "Terminating" not in names.values(), names
+    # On a cluster the stack did not make, the service namespace may hold workloads of its own: it stays,
+    # and only the contract the stack wrote into it goes.
+    assert names[local_stack.service_namespace] == "Active"
+    configmaps = core.list_namespaced_config_map(local_stack.service_namespace).items
+    assert "environment" not in {c.metadata.name for c in configmaps}
     # Flux's namespace is kept (installed elsewhere), its sync objects gone, and what Flux applied pruned
     # while kustomize-controller still ran: the Kustomization waited for it (WaitForTermination).
     assert names[local_stack.flux_namespace] == "Active"

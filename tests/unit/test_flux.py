@@ -360,16 +360,23 @@ def test_option_groups_must_be_the_option_types() -> None:
 # -- Flux installed outside the component -----------------------------------------------------------------
 
 
-def test_installed_elsewhere_makes_no_release_and_keeps_the_namespace() -> None:
+def test_installed_elsewhere_makes_no_release_and_neither_makes_nor_deletes_the_namespace() -> None:
     graph = bootstrap_external().graph
-    assert not graph.of_type(RELEASE)
-    namespace = graph.one(NAMESPACE)
-    assert namespace.retain_on_delete is True  # the Flux Operator's namespace is not ours to delete
+    assert not graph.of_type(RELEASE) and not graph.of_type(NAMESPACE)
+    # The Flux Operator's namespace exists and is not ours: its labels are patched in. A Namespace would
+    # fail to create on it from pulumi-kubernetes 4.29 on (AlreadyExists), under a provider that does not
+    # upsert, and after a destroy the retained one made the next `up` fail the same way.
+    namespace = graph.one(NAMESPACE_PATCH)
+    assert namespace.input("metadata.name") == FLUX_NAMESPACE
+    assert namespace.input("metadata.labels") == {"app.kubernetes.io/part-of": "flux"}
     repository, kustomization = graph.one(GIT_REPOSITORY), graph.one(KUSTOMIZATION)
     assert graph.one(SECRET).urn in repository.dependencies
     assert repository.urn in kustomization.dependencies
     # Destroy still takes the sync objects first: their Secret, then the namespace, wait for them.
     assert namespace.urn in graph.one(SECRET).dependencies
+
+
+NAMESPACE_PATCH = "kubernetes:core/v1:NamespacePatch"
 
 
 def bootstrap_external() -> Run[FluxBootstrap]:

@@ -369,7 +369,8 @@ def test_the_local_stack_makes_no_cloud_resource(local: Run[Platform]) -> None:
         {
             "pulumi:providers:kubernetes": 1,
             "gitops-infra:index:FluxBootstrap": 1,
-            "kubernetes:core/v1:Namespace": 2,
+            "kubernetes:core/v1:Namespace": 1,  # the service namespace; Flux's exists, and is patched
+            "kubernetes:core/v1:NamespacePatch": 1,
             "kubernetes:core/v1:Secret": 1,
             "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository": 1,
             "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization": 1,
@@ -383,6 +384,11 @@ def test_the_local_stack_makes_no_cloud_resource(local: Run[Platform]) -> None:
 def test_the_local_stack_deploys_through_its_kubeconfig_with_its_own_key(local: Run[Platform]) -> None:
     provider = local.graph.one("pulumi:providers:kubernetes")
     assert provider.is_secret("kubeconfig")
+    # A create of what exists is an update, set rather than left to the provider version's default
+    # (pulumi-kubernetes 4.29 and later fail it with AlreadyExists, older ones always upserted).
+    assert provider.inputs["upsertExistingObjects"] == "true"
+    # And on a cluster the stack did not make, the service namespace it may have adopted stays on destroy.
+    assert local.graph.one("kubernetes:core/v1:Namespace").retain_on_delete
     assert provider.inputs["kubeconfig"] == LOCAL_TEST_KUBECONFIG
     secret = local.graph.one("kubernetes:core/v1:Secret")
     assert secret.is_secret("stringData")
