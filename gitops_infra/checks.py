@@ -351,6 +351,46 @@ def toleration_problems(
     return problems
 
 
+IAM_PRINCIPAL_PATTERN = r"^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]+$"
+"""An IAM role or user ARN: what an EKS access entry names (not an STS assumed-role session)."""
+_IAM_PRINCIPAL = re.compile(IAM_PRINCIPAL_PATTERN)
+IAM_PRINCIPAL_HINT = "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)"
+
+
+def iam_principal_problem(value: object) -> str | None:
+    """``None`` for an IAM role or user ARN."""
+    return _pattern_problem(_IAM_PRINCIPAL, value, IAM_PRINCIPAL_HINT)
+
+
+def principal_key(arn: str) -> tuple[str, str, str, str] | None:
+    """An IAM role or user ARN as (partition, account, kind, name): IAM names ignore case and path."""
+    if _IAM_PRINCIPAL.match(arn) is None:
+        return None
+    parts = arn.split(":", 5)
+    kind, _, path = parts[5].partition("/")
+    return (parts[1], parts[4], kind, path.rsplit("/", 1)[-1].lower())
+
+
+ADMINS_NEED_CREATOR = (
+    "required when admins are listed: EKS gives the principal that creates the cluster an access entry "
+    "of its own and refuses a second one for it, so the creator is named once, not taken from whoever "
+    "runs the update"
+)
+
+
+def admins_problem(admins: Sequence[str]) -> str | None:
+    """``None`` unless two admins name one principal (EKS holds one access entry per principal)."""
+    seen: dict[tuple[str, str, str, str], str] = {}
+    for arn in admins:
+        key = principal_key(arn)
+        if key is None:
+            continue
+        if key in seen:
+            return f"{seen[key]} and {arn} are one principal (IAM names ignore case and path)"
+        seen[key] = arn
+    return None
+
+
 KUBERNETES_MINOR_PATTERN = r"^1\.[0-9]{2}$"
 """A Kubernetes minor version as EKS takes it (``1.33``): no patch, no ``v``."""
 _KUBERNETES_MINOR = re.compile(KUBERNETES_MINOR_PATTERN)

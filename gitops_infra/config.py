@@ -115,7 +115,7 @@ _IAM_ROLE = re.compile(r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]+$")
 OWNER_TAG = "owner"
 _OWNER_REQUIRED = "required: every AWS resource is tagged with the team that owns it"
 
-_IAM_PRINCIPAL = r"^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]+$"
+_IAM_PRINCIPAL = checks.IAM_PRINCIPAL_PATTERN
 
 _VPC_ID = r"^vpc-[0-9a-f]{8,17}$"
 _SUBNET_ID = r"^subnet-[0-9a-f]{8,17}$"
@@ -129,7 +129,7 @@ _INSTALL_ONLY = ("version", "network_policy", "tolerations", "node_selector")
 # What each pattern means, so an error says "must be ..." rather than quoting a regex. A rule the component
 # Args check too is a check in gitops_infra.checks instead, and says what it means itself.
 _PATTERN_HINTS = {
-    _IAM_PRINCIPAL: "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)",
+    _IAM_PRINCIPAL: checks.IAM_PRINCIPAL_HINT,
     _VPC_ID: "must be a VPC ID (vpc-...)",
     _SUBNET_ID: "must be a subnet ID (subnet-...)",
     _GITHUB_OWNER: "must be a GitHub user or organization name",
@@ -305,7 +305,10 @@ class ClusterSpec(_Model):
 
     name: ClusterName | None = None
     kubernetes_version: Annotated[str, _gate(checks.kubernetes_minor_problem)]
-    admins: tuple[Annotated[str, Field(pattern=_IAM_PRINCIPAL)], ...] = ()
+    admins: Annotated[
+        tuple[Annotated[str, Field(pattern=_IAM_PRINCIPAL)], ...], _gate(checks.admins_problem)
+    ] = ()
+    creator: Annotated[str, Field(pattern=_IAM_PRINCIPAL)] | None = None
     log_types: tuple[LogType, ...] = ALL_LOG_TYPES
     # network comes before endpoint: the endpoint's check reads it.
     network: NetworkSpec
@@ -605,6 +608,12 @@ class StackConfig:
     """The role the AWS provider assumes (the last of ``aws:assumeRoles``): the principal that creates the
     cluster and holds EKS's creator entry, so the platform's kubeconfig must assume it too."""
 
+    @property
+    def cluster_creator(self) -> str | None:
+        """The principal that holds EKS's creator entry: ``cluster.creator``, else the assumed role."""
+        creator = self.cluster.creator if isinstance(self.cluster, ClusterSpec) else None
+        return creator or self.aws_role_arn
+
 
 def platform_name(environment: Environment, cluster: ClusterSpec | ExistingClusterSpec) -> str:
     """The prefix of every component name: ``cluster.name``, else ``gitops-<environment name>``.
@@ -825,6 +834,11 @@ def _build(
         problems.extend(_flux_secret_problems(flux, secrets))
     if isinstance(cluster, ClusterSpec) and flux is not None:
         problems.extend(_kubernetes_floor_problems(cluster, flux))
+    if isinstance(cluster, ClusterSpec) and cluster.admins and (cluster.creator or aws_role_arn) is None:
+        problems.append(
+            f"{PROJECT}:cluster.creator: {checks.ADMINS_NEED_CREATOR}; set it to the IAM role or user "
+            f"that creates the cluster, or deploy through a role ({AWS_ASSUME_ROLES_KEY})"
+        )
     if environment is not None and isinstance(cluster, ClusterSpec):
         problems.extend(_derived_name_problems(environment, cluster))
     if environment is not None and flux is not None and environment.service_namespace == flux.namespace:

@@ -123,6 +123,7 @@ def _cluster_args(config: StackConfig, cluster: ClusterSpec, tags: dict[str, str
         endpoint_access=cluster.endpoint.access,
         allowed_cidrs=cluster.endpoint.allowed_cidrs,
         admin_principal_arns=cluster.admins,
+        creator_principal_arn=config.cluster_creator,
         log_types=cluster.log_types,
         tags=tags,
         # The contract says policies are enforced: the CNI's policy agent is what enforces them.

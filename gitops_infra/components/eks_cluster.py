@@ -8,9 +8,13 @@ for dev) or one per zone (``one-per-az``, no cross-zone dependency, for prod). T
 public and private (``PUBLIC_AND_PRIVATE``, optionally restricted to CIDRs) or private only
 (``PRIVATE``, reachable from the VPC and from the allow-listed CIDRs).
 
-EKS gives whoever creates the cluster an access entry of its own (pulumi-eks always asks for it), so the
-deploying identity, resolved with ``aws.get_caller_identity`` and, for an assumed-role session, its
-role, gets no second entry from ``admin_principal_arns``: EKS would refuse it as a duplicate.
+EKS gives whoever creates the cluster an access entry of its own (pulumi-eks always asks for it) and
+refuses a second entry for that principal. So the creator is named once (``creator_principal_arn``) and
+gets no entry from ``admin_principal_arns``; it is never "whoever runs this update", which would bring a
+first creator's entry back on a colleague's run, or delete a listed admin's own entry when they deploy.
+Each admin's entry is keyed by its principal (``admin-<account>-<role|user>-<name>``), so removing one
+admin leaves the others' entries alone (``principalArn`` is ForceNew, and EKS has one entry per
+principal, so a key that moved to another principal would be a replacement EKS refuses).
 
 Outputs: ``cluster_name``, ``kubeconfig`` (secret), ``provider`` (a ``k8s.Provider`` that waits for the
 node groups and the endpoint's security-group rules), ``oidc_provider_arn`` and ``oidc_provider_url``.
@@ -35,11 +39,13 @@ from gitops_infra.components._kubernetes import kubernetes_provider
 from gitops_infra.errors import ConfigError
 
 __all__ = [
+    "ACCESS_ENTRY_TYPE",
     "ALL_LOG_TYPES",
     "CLUSTER_ADMIN_POLICY_ARN",
     "DEFAULT_AMI_TYPE",
     "DEFAULT_DISK_SIZE_GIB",
     "NODE_ROLE_POLICY_ARNS",
+    "POLICY_ASSOCIATION_TYPE",
     "CapacityType",
     "EksCluster",
     "EksClusterArgs",
@@ -50,7 +56,8 @@ __all__ = [
     "NewVpcArgs",
     "NodeGroupArgs",
     "TaintEffect",
-    "same_principal",
+    "access_entry_key",
+    "positional_key_aliases",
     "subnet_cidrs",
 ]
 
@@ -62,6 +69,8 @@ KMS_DELETION_WINDOW_DAYS = 30
 API_PORT = 443
 ANYWHERE = "0.0.0.0/0"
 CLUSTER_ADMIN_POLICY_ARN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+ACCESS_ENTRY_TYPE = "aws:eks/accessEntry:AccessEntry"
+POLICY_ASSOCIATION_TYPE = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 NODE_ROLE_POLICY_ARNS = {
     "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
     "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
@@ -172,6 +181,10 @@ class EksClusterArgs:
     deploying runner authenticates with (``aws:profile``), and ``kubeconfig_role_arn`` the role its AWS
     provider assumes (``aws:assumeRoles``): the provider's kubeconfig keeps both, so ``aws eks get-token``
     runs as the same identity that created the cluster.
+
+    ``admin_principal_arns`` are IAM roles or users given cluster-admin access entries, keyed by
+    principal. ``creator_principal_arn`` is the role or user that creates the cluster, which EKS gives an
+    entry of its own: required when admins are listed, and the same on every run, whoever runs it.
     """
 
     kubernetes_version: pulumi.Input[str]
@@ -179,7 +192,8 @@ class EksClusterArgs:
     node_groups: Sequence[NodeGroupArgs]
     endpoint_access: EndpointAccess = EndpointAccess.PUBLIC_AND_PRIVATE
     allowed_cidrs: Sequence[str] = ()
-    admin_principal_arns: Sequence[pulumi.Input[str]] = ()
+    admin_principal_arns: Sequence[str] = ()
+    creator_principal_arn: str | None = None
     log_types: Sequence[LogType] = ALL_LOG_TYPES
     cluster_name: pulumi.Input[str] | None = None
     tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
@@ -191,6 +205,13 @@ class EksClusterArgs:
         # The stack config runs the same checks (gitops_infra.checks): neither refuses what the other takes.
         problems = Problems("EksClusterArgs")
         problems.gate("kubernetes_version", checks.kubernetes_minor_problem, self.kubernetes_version)
+        for index, arn in enumerate(self.admin_principal_arns):
+            problems.gate(f"admin_principal_arns[{index}]", checks.iam_principal_problem, arn)
+        problems.gate("admin_principal_arns", checks.admins_problem, self.admin_principal_arns)
+        if self.creator_principal_arn is not None:
+            problems.gate("creator_principal_arn", checks.iam_principal_problem, self.creator_principal_arn)
+        elif self.admin_principal_arns:
+            problems.add("creator_principal_arn", checks.ADMINS_NEED_CREATOR)
         problems.gate(
             "node_groups", checks.node_group_names_problem, [group.name for group in self.node_groups]
         )
@@ -357,55 +378,62 @@ def _build_node_role(name: str, tags: Mapping[str, pulumi.Input[str]], parent: p
     return _NodeRole(role=role, attachments=attachments)
 
 
-def _principal_key(arn: str) -> tuple[str, ...] | None:
-    """An IAM role or user ARN as (partition, account, kind, name): IAM names ignore case and path."""
-    parts = arn.split(":", 5)
-    if len(parts) != 6 or parts[0] != "arn" or parts[2] not in ("iam", "sts"):
-        return None
-    kind, _, path = parts[5].partition("/")
-    if kind not in ("role", "user") or not path:
-        return None
-    return (parts[1], parts[4], kind, path.rsplit("/", 1)[-1].lower())
+ADMIN_POLICY_KEY = "cluster-admin"
+"""The key of each admin entry's policy association (pulumi-eks names it ``<entry>-cluster-admin``)."""
 
 
-def same_principal(first: str, second: str) -> bool:
-    """True when two IAM role or user ARNs name the same principal (paths and case aside)."""
-    key = _principal_key(first)
-    return key is not None and key == _principal_key(second)
-
-
-def _deploying_principal(parent: pulumi.Resource) -> str | None:
-    """The principal EKS gives the cluster creator's access entry, or ``None`` when it is not known.
-
-    The caller of the AWS provider the cluster is created with; for an assumed-role session, the role
-    (``aws.iam.get_session_context``'s issuer). Unknown where the calls have no answer: in an offline
-    plan, or with a provider whose credentials are not known yet; then every admin keeps its entry.
-    """
-    opts = pulumi.InvokeOptions(parent=parent)
-    caller = aws.get_caller_identity(opts=opts).arn
-    if not isinstance(caller, str) or not caller.startswith("arn:"):
-        return None
-    issuer = aws.iam.get_session_context(arn=caller, opts=opts).issuer_arn
-    return issuer if isinstance(issuer, str) and issuer.startswith("arn:") else caller
+def access_entry_key(arn: str) -> str:
+    """An admin's access entry key, from its principal: it stays with that principal whatever the list."""
+    key = checks.principal_key(arn)
+    if key is None:
+        raise ValueError(f"{arn!r}: {checks.IAM_PRINCIPAL_HINT}")
+    _, account, kind, name = key
+    return f"admin-{account}-{kind}-{name}"
 
 
 def _access_entries(
-    arns: Sequence[pulumi.Input[str]], deployer: str | None
+    arns: Sequence[str], creator: str | None, tags: Mapping[str, pulumi.Input[str]]
 ) -> dict[str, eks.AccessEntryArgs]:
-    """Cluster-admin entries, keyed by position so an entry keeps its name whoever deploys."""
+    """Cluster-admin entries keyed by principal; the creator has EKS's own entry, so none of ours."""
     return {
-        f"admin-{index}": eks.AccessEntryArgs(
+        access_entry_key(arn): eks.AccessEntryArgs(
             principal_arn=arn,
             access_policies={
-                "cluster-admin": eks.AccessPolicyAssociationArgs(
+                ADMIN_POLICY_KEY: eks.AccessPolicyAssociationArgs(
                     policy_arn=CLUSTER_ADMIN_POLICY_ARN,
                     access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
                 )
             },
+            tags=dict(tags),
         )
-        for index, arn in enumerate(arns)
-        if not (deployer is not None and isinstance(arn, str) and same_principal(arn, deployer))
+        for arn in arns
+        if creator is None or checks.principal_key(arn) != checks.principal_key(creator)
     }
+
+
+def positional_key_aliases(component: str, arns: Sequence[str]) -> pulumi.ResourceTransform:
+    """A transform that gives each admin's entry the name it had when entries were keyed by position.
+
+    Up to this release an entry was ``admin-<index in the list>``. Without an alias, the upgrade's first
+    ``up`` would create each entry under its new name before deleting the old one, and EKS refuses a
+    second entry for a principal. pulumi-eks makes the entries inside its own component, so the alias is
+    given through a transform on it. It holds while the list is the one the stack was last deployed
+    with: change the admins in a later ``up`` than the upgrade.
+    """
+    renamed: dict[tuple[str, str], str] = {}
+    for index, arn in enumerate(arns):
+        new, old = f"{component}-{access_entry_key(arn)}", f"{component}-admin-{index}"
+        renamed[(ACCESS_ENTRY_TYPE, new)] = old
+        renamed[(POLICY_ASSOCIATION_TYPE, f"{new}-{ADMIN_POLICY_KEY}")] = f"{old}-{ADMIN_POLICY_KEY}"
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        old = renamed.get((args.type_, args.name))
+        if old is None:
+            return None
+        aliased = pulumi.ResourceOptions(aliases=[*(args.opts.aliases or []), pulumi.Alias(name=old)])
+        return pulumi.ResourceTransformResult(args.props, pulumi.ResourceOptions.merge(args.opts, aliased))
+
+    return transform
 
 
 def _vpc_cni_options(network_policy: bool) -> eks.VpcCniOptionsArgs | None:
@@ -452,7 +480,7 @@ def _build_cluster(
         name=args.cluster_name if args.cluster_name is not None else name,
         version=args.kubernetes_version,
         authentication_mode=eks.AuthenticationMode.API,
-        access_entries=_access_entries(args.admin_principal_arns, _deploying_principal(parent)),
+        access_entries=_access_entries(args.admin_principal_arns, args.creator_principal_arn, tags),
         create_oidc_provider=True,
         skip_default_node_group=True,
         enabled_cluster_log_types=[str(log) for log in args.log_types],
@@ -466,7 +494,9 @@ def _build_cluster(
         public_access_cidrs=None if private_only or not args.allowed_cidrs else list(args.allowed_cidrs),
         vpc_cni_options=_vpc_cni_options(args.network_policy),
         tags=dict(tags),
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=pulumi.ResourceOptions(
+            parent=parent, transforms=[positional_key_aliases(f"{name}-cluster", args.admin_principal_arns)]
+        ),
     )
 
 

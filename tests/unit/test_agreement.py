@@ -277,6 +277,33 @@ KUBERNETES_VERSIONS: list[Row] = [
 ]
 
 
+# (admins, creator): each admin a distinct IAM principal, and the creator named when any is listed.
+ADMIN, OTHER = "arn:aws:iam::111111111111:role/admin", "arn:aws:iam::111111111111:user/alice"
+CREATOR = "arn:aws:iam::111111111111:role/gitops-deploy"
+ADMINS: list[Row] = [
+    ("none, no creator", ((), None), True),
+    ("two with their creator", ((ADMIN, OTHER), CREATOR), True),
+    ("the creator among them", ((ADMIN, OTHER), ADMIN), True),
+    ("admins with no creator", ((ADMIN,), None), False),
+    ("one principal twice", ((ADMIN, ADMIN), CREATOR), False),
+    ("one principal by path and case", ((ADMIN, "arn:aws:iam::111111111111:role/ops/ADMIN"), CREATOR), False),
+    ("a session, not a principal", (("arn:aws:sts::111111111111:assumed-role/admin/s",), CREATOR), False),
+    ("a creator that is no ARN", ((ADMIN,), "gitops-deploy"), False),
+]
+
+
+def _admins(raw: dict[str, Any], value: tuple[tuple[str, ...], str | None]) -> None:
+    admins, creator = value
+    raw["cluster"]["admins"] = list(admins)
+    if creator is not None:
+        raw["cluster"]["creator"] = creator
+
+
+def _admins_args(value: tuple[tuple[str, ...], str | None]) -> object:
+    admins, creator = value
+    return new_vpc_args(admin_principal_arns=list(admins), creator_principal_arn=creator)
+
+
 def _kubernetes_args(version: str) -> object:
     # The platform hands the version to both: the cluster, and the Flux install it must carry.
     return new_vpc_args(kubernetes_version=version), InstallOptions(kubernetes_version=version)
@@ -327,6 +354,7 @@ FIELDS: dict[str, SharedField] = {
     "cluster.kubernetesVersion/EksClusterArgs+InstallOptions": SharedField(
         _key("cluster.kubernetesVersion"), _kubernetes_args, KUBERNETES_VERSIONS
     ),
+    "cluster.admins+creator/EksClusterArgs": SharedField(_admins, _admins_args, ADMINS),
     "git.url": SharedField(_url, lambda url: bootstrap_args(url=url, known_hosts=_host_keys(url)), URLS),
     "git.knownHosts on port 2222/FluxBootstrapArgs": SharedField(
         _ported_host_keys, lambda hosts: bootstrap_args(url=PORTED_URL, known_hosts=hosts), PORTED_HOST_KEYS

@@ -397,6 +397,18 @@ def test_the_role_the_aws_provider_assumes_is_read(minimal: dict[str, Any]) -> N
     assert problems_of(minimal) == ("aws:assumeRoles: must be a list of roles to assume, each with roleArn",)
 
 
+def test_the_clusters_creator_is_named_once(minimal: dict[str, Any]) -> None:
+    # Not "whoever runs this update": a colleague's run would bring the first creator's entry back.
+    admin, creator = "arn:aws:iam::123456789012:role/admin", "arn:aws:iam::123456789012:role/deploy"
+    minimal["cluster"]["admins"] = [admin]
+    (problem,) = problems_of(minimal)
+    assert problem.startswith("gitops-infra:cluster.creator: required when admins are listed")
+    minimal["aws:assumeRoles"] = [{"roleArn": creator}]
+    assert load_config(minimal, stack="t").cluster_creator == creator  # the role every deployer assumes
+    minimal["cluster"]["creator"] = admin
+    assert load_config(minimal, stack="t").cluster_creator == admin  # named wins over the assumed role
+
+
 @pytest.mark.parametrize(
     ("path", "value"),
     [

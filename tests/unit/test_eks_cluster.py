@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+import pulumi
 import pytest
 
 from gitops_infra.components.eks_cluster import (
+    ACCESS_ENTRY_TYPE,
     ALL_LOG_TYPES,
     CLUSTER_ADMIN_POLICY_ARN,
     NODE_ROLE_POLICY_ARNS,
+    POLICY_ASSOCIATION_TYPE,
     CapacityType,
     EksCluster,
     EksClusterArgs,
@@ -20,14 +24,16 @@ from gitops_infra.components.eks_cluster import (
     NewVpcArgs,
     NodeGroupArgs,
     TaintEffect,
+    positional_key_aliases,
     subnet_cidrs,
 )
 from gitops_infra.errors import ConfigError
 
-from .harness import Run, run
+from .harness import DEPLOYER_ARN, Run, run
 
 ZONES = ("eu-west-1a", "eu-west-1b", "eu-west-1c")
 ADMIN = "arn:aws:iam::111111111111:role/admin"
+CREATOR = "arn:aws:iam::111111111111:role/gitops-deploy"
 
 
 def group(name: str = "system", **overrides: Any) -> NodeGroupArgs:
@@ -47,6 +53,7 @@ def new_vpc_args(nat: NatGateways = NatGateways.SINGLE, **overrides: Any) -> Eks
         "network": NewVpcArgs(cidr="10.20.0.0/16", availability_zones=ZONES, nat_gateways=nat),
         "node_groups": [group()],
         "admin_principal_arns": [ADMIN],
+        "creator_principal_arn": CREATOR,
         "tags": {"team": "platform"},
     }
     return EksClusterArgs(**(values | overrides))
@@ -77,11 +84,12 @@ def test_cluster_inputs_follow_the_design() -> None:
     assert cluster.inputs["tags"] == {"team": "platform"}
     assert cluster.inputs["nodeAssociatePublicIpAddress"] is False
     assert cluster.inputs["accessEntries"] == {
-        "admin-0": {
+        "admin-111111111111-role-admin": {
             "principalArn": ADMIN,
             "accessPolicies": {
                 "cluster-admin": {"policyArn": CLUSTER_ADMIN_POLICY_ARN, "accessScope": {"type": "cluster"}}
             },
+            "tags": {"team": "platform"},
         }
     }
 
@@ -282,33 +290,91 @@ def test_bad_args_fail_before_any_resource(overrides: dict[str, Any], expected: 
 # -- what a real `pulumi up` would get wrong -------------------------------------------------------------
 
 OTHER_ADMIN = "arn:aws:iam::111111111111:role/break-glass"
+THIRD_ADMIN = "arn:aws:iam::111111111111:user/alice"
 
 
-def _build_as(caller: str, args: EksClusterArgs) -> Run[EksCluster]:
-    return run(lambda: EksCluster("c", args), caller_arn=caller)
+def _entries(admins: list[str], caller: str = DEPLOYER_ARN, **overrides: Any) -> dict[str, str]:
+    """The access entries a plan gives pulumi-eks, as key -> principal, with ``caller`` deploying."""
+    args = new_vpc_args(admin_principal_arns=admins, **overrides)
+    cluster = run(lambda: EksCluster("c", args), caller_arn=caller).graph.one("eks:index:Cluster")
+    return {key: entry["principalArn"] for key, entry in cluster.inputs["accessEntries"].items()}
+
+
+def test_removing_an_admin_leaves_the_other_entries_alone() -> None:
+    # Keyed by position, dropping the first admin moved every later principal to another key: a
+    # replacement (principalArn is ForceNew) whose create EKS refuses, one entry per principal.
+    before = _entries([ADMIN, OTHER_ADMIN, THIRD_ADMIN])
+    after = _entries([OTHER_ADMIN, THIRD_ADMIN])
+    assert after == {key: arn for key, arn in before.items() if arn != ADMIN}
+    assert set(after) == {"admin-111111111111-role-break-glass", "admin-111111111111-user-alice"}
 
 
 @pytest.mark.parametrize(
-    "caller",
+    "second",
     [
-        "arn:aws:sts::111111111111:assumed-role/admin/ci-session",  # a session of the admin role
-        "arn:aws:sts::111111111111:assumed-role/ADMIN/ci-session",  # IAM names ignore case
-        ADMIN,
+        "arn:aws:sts::111111111111:assumed-role/admin/laptop",  # a listed admin deploys
+        "arn:aws:iam::111111111111:user/bob",  # someone else deploys
     ],
 )
-def test_the_deploying_principal_gets_no_second_access_entry(caller: str) -> None:
-    # EKS already made the creator's entry (pulumi-eks#2373): a second one fails with ResourceInUseException.
-    graph = _build_as(caller, new_vpc_args(admin_principal_arns=[ADMIN, OTHER_ADMIN])).graph
-    entries = graph.one("eks:index:Cluster").inputs["accessEntries"]
-    # The other admin keeps its positional key, so entries do not churn with who deploys.
-    assert {key: entry["principalArn"] for key, entry in entries.items()} == {"admin-1": OTHER_ADMIN}
+def test_a_second_deployer_changes_no_entry(second: str) -> None:
+    # Dropping "whoever runs this update" brought the first creator's entry back on a colleague's run
+    # (EKS refuses it: the creator has EKS's own), and deleted a listed admin's entry when they deployed.
+    first = _entries([ADMIN, OTHER_ADMIN], caller="arn:aws:sts::111111111111:assumed-role/gitops-deploy/ci")
+    assert _entries([ADMIN, OTHER_ADMIN], caller=second) == first
+    assert set(first.values()) == {ADMIN, OTHER_ADMIN}
 
 
-def test_every_admin_gets_an_entry_when_someone_else_deploys() -> None:
-    graph = _build_as(
-        "arn:aws:iam::111111111111:user/alice", new_vpc_args(admin_principal_arns=[ADMIN])
-    ).graph
-    assert set(graph.one("eks:index:Cluster").inputs["accessEntries"]) == {"admin-0"}
+@pytest.mark.parametrize("creator", [ADMIN, "arn:aws:iam::111111111111:role/team/ADMIN"])
+def test_the_creator_gets_no_second_entry(creator: str) -> None:
+    # EKS already made the creator's entry (pulumi-eks#2373): a second fails with ResourceInUseException.
+    # IAM names ignore case and path, as EKS does.
+    assert _entries([ADMIN, OTHER_ADMIN], creator_principal_arn=creator) == {
+        "admin-111111111111-role-break-glass": OTHER_ADMIN
+    }
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ({"creator_principal_arn": None}, "creator_principal_arn"),
+        ({"admin_principal_arns": [ADMIN, "arn:aws:iam::111111111111:role/x/Admin"]}, "admin_principal_arns"),
+        (
+            {"admin_principal_arns": ["arn:aws:sts::111111111111:assumed-role/admin/s"]},
+            "admin_principal_arns[0]",
+        ),
+        ({"creator_principal_arn": "admin"}, "creator_principal_arn"),
+    ],
+)
+def test_admins_need_a_named_creator_and_distinct_principals(overrides: dict[str, Any], key: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(f"EksClusterArgs.{key}:")):
+        new_vpc_args(**overrides)
+
+
+def test_every_admin_gets_an_entry_when_the_creator_is_not_one() -> None:
+    assert _entries([ADMIN, OTHER_ADMIN]) == {
+        "admin-111111111111-role-admin": ADMIN,
+        "admin-111111111111-role-break-glass": OTHER_ADMIN,
+    }
+
+
+def test_the_upgrade_from_positional_keys_is_a_rename() -> None:
+    # pulumi-eks names an entry `<component>-<key>` and its association `<entry>-cluster-admin`. The
+    # transform on pulumi-eks's component aliases each to the name its position gave it before.
+    transform = positional_key_aliases("c-cluster", [ADMIN, OTHER_ADMIN])
+
+    def aliases(type_: str, name: str) -> list[Any] | None:
+        args = pulumi.ResourceTransformArgs(True, type_, name, {}, pulumi.ResourceOptions())
+        result = transform(args)
+        return None if result is None else [alias.name for alias in result.opts.aliases or []]
+
+    assert aliases(ACCESS_ENTRY_TYPE, "c-cluster-admin-111111111111-role-break-glass") == [
+        "c-cluster-admin-1"
+    ]
+    assert aliases(POLICY_ASSOCIATION_TYPE, "c-cluster-admin-111111111111-role-admin-cluster-admin") == [
+        "c-cluster-admin-0-cluster-admin"
+    ]
+    assert aliases(ACCESS_ENTRY_TYPE, "c-cluster-admin-0") is None  # nothing else is touched
+    assert aliases("aws:eks/cluster:Cluster", "c-cluster-admin-111111111111-role-admin") is None
 
 
 def test_node_groups_depend_on_their_role_policy_attachments() -> None:

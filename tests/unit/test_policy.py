@@ -329,10 +329,14 @@ PULUMI_EKS_CHILDREN: list[tuple[str, str, dict[str, Any]]] = [
     ("aws:eks/addon:Addon", "prod-cluster-coredns", {"tags": PROD_TAGS}),
     ("eks:index:VpcCniAddon$aws:eks/addon:Addon", "prod-cluster-vpc-cni", {"tags": PROD_TAGS}),
     ("aws:ec2/securityGroup:SecurityGroup", "prod-cluster-nodeSecurityGroup", {"tags": PROD_TAGS}),
-    ("aws:eks/accessEntry:AccessEntry", "prod-cluster-admin-0", {"tags": PROD_TAGS}),
+    (
+        "aws:eks/accessEntry:AccessEntry",
+        "prod-cluster-admin-222222222222-role-platform-admin",
+        {"tags": PROD_TAGS},
+    ),
     (
         "aws:eks/accessEntry:AccessEntry$aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
-        "prod-cluster-admin-0-cluster-admin",
+        "prod-cluster-admin-222222222222-role-platform-admin-cluster-admin",
         {},
     ),
     (
