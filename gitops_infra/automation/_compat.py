@@ -142,6 +142,8 @@ class Registration:
     ignore_changes: tuple[str, ...]
     import_id: str
     """The ``import_`` option's ID, or ``""``."""
+    aliases: tuple[Mapping[str, Any], ...]
+    """The ``aliases`` option, each as the engine gets it: ``{"spec": {"type": ...}}`` or ``{"urn": ...}``."""
     custom_timeouts: Mapping[str, str]
     """The ``customTimeouts`` the program set, by operation (``create``, ``update``, ``delete``)."""
 
@@ -170,6 +172,7 @@ def _registration(request: Any, urn: str) -> Registration:
         retain_on_delete=bool(request.retainOnDelete),
         ignore_changes=tuple(request.ignoreChanges),
         import_id=request.importId,
+        aliases=tuple(json_format.MessageToDict(alias) for alias in request.aliases),
         custom_timeouts={
             op: value
             for op in ("create", "update", "delete")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pulumi
 import pulumi_kubernetes as k8s
 
-__all__ = ["OWNED", "NamespaceResource", "kubernetes_provider", "owned_in"]
+__all__ = ["OWNED", "NamespaceResource", "fixed_config_map", "fixed_secret", "kubernetes_provider"]
 
 NamespaceResource = k8s.core.v1.Namespace | k8s.core.v1.NamespacePatch
 """A namespace the platform makes (``Namespace``), or one it only labels (``NamespacePatch``)."""
@@ -47,10 +49,52 @@ def kubernetes_provider(
     )
 
 
-def owned_in(
-    name: str, namespace: NamespaceResource, parent: pulumi.Resource
-) -> tuple[k8s.meta.v1.ObjectMetaArgs, pulumi.ResourceOptions]:
-    """The metadata and options of an object the platform declares in ``namespace``: named ``name``,
-    taking its fields back on apply (``OWNED``), a child of ``parent``, made after the namespace."""
-    metadata = k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace.metadata.name, annotations=OWNED)
-    return metadata, pulumi.ResourceOptions(parent=parent, depends_on=[namespace])
+def fixed_config_map(
+    resource_name: str,
+    name: str,
+    data: pulumi.Input[Mapping[str, pulumi.Input[str]]],
+    namespace: NamespaceResource,
+    parent: pulumi.Resource,
+) -> k8s.core.v1.ConfigMapPatch:
+    """A ConfigMap with a fixed name (``environment``) in ``namespace``, applied as a patch (see below)."""
+    metadata, opts = _fixed(name, namespace, parent, was="kubernetes:core/v1:ConfigMap")
+    return k8s.core.v1.ConfigMapPatch(resource_name, metadata=metadata, data=data, opts=opts)
+
+
+def fixed_secret(
+    resource_name: str,
+    name: str,
+    string_data: Mapping[str, pulumi.Input[str]],
+    namespace: NamespaceResource,
+    parent: pulumi.Resource,
+) -> k8s.core.v1.SecretPatch:
+    """A Secret with a fixed name (Flux's git auth, the age key) in ``namespace``, applied as a patch."""
+    metadata, opts = _fixed(name, namespace, parent, was="kubernetes:core/v1:Secret")
+    return k8s.core.v1.SecretPatch(
+        resource_name, metadata=metadata, type="Opaque", string_data=dict(string_data), opts=opts
+    )
+
+
+def _fixed(
+    name: str, namespace: NamespaceResource, parent: pulumi.Resource, *, was: str
+) -> tuple[k8s.meta.v1.ObjectMetaPatchArgs, pulumi.ResourceOptions]:
+    """The metadata and options of an object with a fixed name that the components declare.
+
+    Whether a ConfigMap or Secret whose data changed is updated or replaced is the provider's setting
+    (``enableConfigMapMutable``, ``enableSecretMutable``), not the resource's, and a component cannot
+    see the provider it is given. With a plain ``k8s.Provider`` a replacement of a fixed name deletes the
+    object before making it again: app teams had no contract, and Flux no key, for that moment (a new
+    UID on a real API server). A patch is applied server-side and updated in place under any provider,
+    and so is a create of an object that already exists (pulumi-kubernetes 4.29 refuses that for a
+    plain resource unless the provider upserts). It takes its fields back from an out-of-band edit
+    (``OWNED``), and drift of them shows on refresh as on any resource. The second act is destroy: a
+    patch gives up its fields (keys, annotations) and the object itself goes with its namespace; in a
+    namespace that is kept, an empty object of that name stays. The alias carries a stack made before
+    this over, in place: the state keeps its field manager, and the update takes the same fields.
+    Patches need server-side apply, the provider's default since pulumi-kubernetes 4.
+    """
+    metadata = k8s.meta.v1.ObjectMetaPatchArgs(
+        name=name, namespace=namespace.metadata.name, annotations=OWNED
+    )
+    opts = pulumi.ResourceOptions(parent=parent, depends_on=[namespace], aliases=[pulumi.Alias(type_=was)])
+    return metadata, opts

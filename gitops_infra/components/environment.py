@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 
 from gitops_infra.checks import dns_label_problem
 from gitops_infra.components._args import Problems
-from gitops_infra.components._kubernetes import NamespaceResource, owned_in
+from gitops_infra.components._kubernetes import NamespaceResource, fixed_config_map
 from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, Environment, environment_data, parse_environment
 from gitops_infra.errors import EnvironmentContractError
 
@@ -37,11 +37,13 @@ def build_environment_configmap(
     environment: Environment,
     namespace: NamespaceResource,
     parent: pulumi.Resource,
-) -> k8s.core.v1.ConfigMap:
-    """The ``environment`` ConfigMap in ``namespace``. Every copy comes from here, so none can disagree."""
-    metadata, opts = owned_in(ENVIRONMENT_CONFIGMAP, namespace, parent)
-    return k8s.core.v1.ConfigMap(
-        resource_name, metadata=metadata, data=environment_data(environment), opts=opts
+) -> k8s.core.v1.ConfigMapPatch:
+    """The ``environment`` ConfigMap in ``namespace``, updated in place under any provider.
+
+    Every copy comes from here, so none can disagree.
+    """
+    return fixed_config_map(
+        resource_name, ENVIRONMENT_CONFIGMAP, environment_data(environment), namespace, parent
     )
 
 
@@ -100,7 +102,7 @@ class EnvironmentConfig(pulumi.ComponentResource):
     """The service namespace and its ``environment`` ConfigMap."""
 
     namespace: k8s.core.v1.Namespace
-    config_map: k8s.core.v1.ConfigMap
+    config_map: k8s.core.v1.ConfigMapPatch
     environment: pulumi.Output[dict[str, str]]
 
     def __init__(

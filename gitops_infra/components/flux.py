@@ -47,7 +47,7 @@ import pulumi_kubernetes as k8s
 from gitops_infra import checks
 from gitops_infra.checks import DEFAULT_BRANCH
 from gitops_infra.components._args import Problems
-from gitops_infra.components._kubernetes import OWNED, NamespaceResource, owned_in
+from gitops_infra.components._kubernetes import OWNED, NamespaceResource, fixed_secret
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
 from gitops_infra.components.environment import build_environment_configmap
 from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, Environment
@@ -317,32 +317,19 @@ def source_secret_data(options: SourceSecretOptions) -> dict[str, pulumi.Input[s
     return data
 
 
-def _secret(
-    resource_name: str,
-    secret_name: str,
-    data: Mapping[str, pulumi.Input[str]],
-    namespace: NamespaceResource,
-    parent: pulumi.Resource,
-) -> k8s.core.v1.Secret:
-    metadata, opts = owned_in(secret_name, namespace, parent)
-    return k8s.core.v1.Secret(
-        resource_name, metadata=metadata, type="Opaque", string_data=dict(data), opts=opts
-    )
-
-
 def build_source_secret(
     name: str, options: SourceSecretOptions, namespace: NamespaceResource, parent: pulumi.Resource
-) -> k8s.core.v1.Secret:
+) -> k8s.core.v1.SecretPatch:
     """The git-auth Secret in the Flux namespace."""
-    return _secret(f"{name}-git-auth", options.name, source_secret_data(options), namespace, parent)
+    return fixed_secret(f"{name}-git-auth", options.name, source_secret_data(options), namespace, parent)
 
 
 def build_sops_secret(
     name: str, age_key: pulumi.Input[str], namespace: NamespaceResource, parent: pulumi.Resource
-) -> k8s.core.v1.Secret:
+) -> k8s.core.v1.SecretPatch:
     """The age key kustomize-controller decrypts SOPS files with (``sops-age``, key ``age.agekey``)."""
     data = {SOPS_AGE_KEY: pulumi.Output.secret(age_key)}
-    return _secret(f"{name}-sops-age", SOPS_SECRET_NAME, data, namespace, parent)
+    return fixed_secret(f"{name}-sops-age", SOPS_SECRET_NAME, data, namespace, parent)
 
 
 # -- 3. sync -------------------------------------------------------------------------------------------
@@ -502,7 +489,7 @@ def build_sync(
     name: str,
     options: SyncOptions,
     controllers: k8s.helm.v3.Release | None,
-    secrets: Sequence[k8s.core.v1.Secret],
+    secrets: Sequence[k8s.core.v1.SecretPatch],
     parent: pulumi.Resource,
     sync_after: Sequence[pulumi.Resource] = (),
 ) -> SyncObjects:
@@ -568,7 +555,7 @@ class NotificationArgs:
 class Notifications:
     """What ``build_notifications`` made: the webhook Secret (if any), the Provider and the Alert."""
 
-    secret: k8s.core.v1.Secret | None
+    secret: k8s.core.v1.SecretPatch | None
     provider: k8s.apiextensions.CustomResource
     alert: k8s.apiextensions.CustomResource
 
@@ -611,7 +598,7 @@ def build_notifications(
     secret = None
     if args.webhook is not None and args.secret_ref is not None:
         data = {NOTIFICATION_ADDRESS_KEY: pulumi.Output.secret(args.webhook)}
-        secret = _secret(f"{name}-notification-webhook", args.secret_ref, data, namespace, parent)
+        secret = fixed_secret(f"{name}-notification-webhook", args.secret_ref, data, namespace, parent)
     provider_manifest, alert_manifest = notification_manifests(args, namespace.metadata.name)
     installed: list[pulumi.Resource] = [controllers] if controllers is not None else []
     depends_on = [*installed, *([secret] if secret is not None else [])]
@@ -694,9 +681,9 @@ class FluxBootstrap(pulumi.ComponentResource):
     repository_url: pulumi.Output[str]
     namespace_resource: NamespaceResource
     controllers: k8s.helm.v3.Release | None
-    source_secret: k8s.core.v1.Secret
-    sops_secret: k8s.core.v1.Secret | None
-    environment_config_map: k8s.core.v1.ConfigMap | None
+    source_secret: k8s.core.v1.SecretPatch
+    sops_secret: k8s.core.v1.SecretPatch | None
+    environment_config_map: k8s.core.v1.ConfigMapPatch | None
     sync: SyncObjects
     notifications: Notifications | None
 

@@ -90,7 +90,7 @@ class _Processes:
 
     def start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> _Process:
         log = self.log_dir / f"{name}.log"
-        with log.open("wb") as out:
+        with log.open("ab") as out:  # a restarted controller keeps the earlier log above its own
             popen = subprocess.Popen(
                 argv,
                 stdout=out,
@@ -117,17 +117,21 @@ class _Processes:
             time.sleep(0.2)
         raise RuntimeError(f"{process.name}: no {what} within {READY_SECONDS:.0f} s:\n{_tail(process.log)}")
 
+    def stop(self, process: _Process) -> None:
+        if process.alive():
+            with contextlib.suppress(ProcessLookupError):
+                process.popen.send_signal(signal.SIGTERM)
+            try:
+                process.popen.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.popen.kill()
+                process.popen.wait(timeout=STOP_SECONDS)
+        if process in self.running:
+            self.running.remove(process)
+
     def stop_all(self) -> None:
-        for process in reversed(self.running):
-            if process.alive():
-                with contextlib.suppress(ProcessLookupError):
-                    process.popen.send_signal(signal.SIGTERM)
-                try:
-                    process.popen.wait(timeout=STOP_SECONDS)
-                except subprocess.TimeoutExpired:
-                    process.popen.kill()
-                    process.popen.wait(timeout=STOP_SECONDS)
-        self.running.clear()
+        for process in reversed(list(self.running)):
+            self.stop(process)
 
 
 # -- PKI --------------------------------------------------------------------------------------------------
@@ -279,6 +283,7 @@ class LocalCluster(_Harness):
         (workdir / "logs").mkdir(parents=True, exist_ok=True)
         self.processes = _Processes(workdir / "logs")
         self.api_port = 0
+        self._flux_flags: dict[str, list[str]] = {}
         self.kubeconfig_path = workdir / "kubeconfig"
 
     @property
@@ -453,10 +458,9 @@ class LocalCluster(_Harness):
                 time.sleep(0.2)
 
     def _start_flux_controllers(self) -> None:
-        env = {"KUBECONFIG": str(self.kubeconfig_path)}
         storage = free_port()
         (self.workdir / "source-storage").mkdir(exist_ok=True)
-        controllers = {
+        self._flux_flags = {
             "source-controller": [
                 "--watch-all-namespaces",
                 "--enable-leader-election=false",
@@ -466,24 +470,47 @@ class LocalCluster(_Harness):
             ],
             "kustomize-controller": ["--watch-all-namespaces", "--enable-leader-election=false"],
         }
-        for name, flags in controllers.items():
-            health = free_port()
-            process = self.processes.start(
-                name,
-                [
-                    self.toolchain.binary(name),
-                    *flags,
-                    f"--metrics-addr=127.0.0.1:{free_port()}",
-                    f"--health-addr=127.0.0.1:{health}",
-                ],
-                env,
-            )
+        for name in self._flux_flags:
+            self._start_flux_controller(name)
 
-            def ready(port: int = health) -> bool:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
-                    return bool(response.status == 200)
+    def _start_flux_controller(self, name: str, extra: tuple[str, ...] = ()) -> None:
+        health = free_port()
+        process = self.processes.start(
+            name,
+            [
+                self.toolchain.binary(name),
+                *self._flux_flags[name],
+                *extra,
+                f"--metrics-addr=127.0.0.1:{free_port()}",
+                f"--health-addr=127.0.0.1:{health}",
+            ],
+            {"KUBECONFIG": str(self.kubeconfig_path)},
+        )
 
-            self.processes.wait_until(process, ready, "/readyz")
+        def ready() -> bool:
+            with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as response:
+                return bool(response.status == 200)
+
+        self.processes.wait_until(process, ready, "/readyz")
+
+    @contextlib.contextmanager
+    def feature_gates(self, controller: str, gates: dict[str, bool]) -> Iterator[None]:
+        """Run one Flux ``controller`` with these feature gates inside the block, as it was after it.
+
+        The gates are how a controller of one version shows another version's default (kustomize-
+        controller's ``StrictPostBuildSubstitutions``, on from v1.9), so both can be tested here.
+        """
+        flag = "--feature-gates=" + ",".join(f"{gate}={str(on).lower()}" for gate, on in gates.items())
+        self._restart_flux_controller(controller, (flag,))
+        try:
+            yield
+        finally:
+            self._restart_flux_controller(controller, ())
+
+    def _restart_flux_controller(self, name: str, extra: tuple[str, ...]) -> None:
+        (current,) = [process for process in self.processes.running if process.name == name]
+        self.processes.stop(current)
+        self._start_flux_controller(name, extra)
 
 
 # -- the fleet repository over SSH ------------------------------------------------------------------------

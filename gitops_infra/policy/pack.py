@@ -306,7 +306,8 @@ POLICY_SPECS: tuple[PolicySpec, ...] = (
         # Correctness: an environment ConfigMap the contract rejects breaks every app that reads it.
         EnforcementLevel.MANDATORY,
         OnResources(
-            frozenset({rules.CONFIG_MAP_TYPE}), lambda args: rules.environment_contract_violations(args.props)
+            frozenset({rules.CONFIG_MAP_TYPE, rules.CONFIG_MAP_PATCH_TYPE}),
+            lambda args: rules.environment_contract_violations(args.props),
         ),
     ),
 )

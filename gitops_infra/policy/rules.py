@@ -24,6 +24,7 @@ from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, parse_environment
 __all__ = [
     "ALERT_TYPES",
     "ALWAYS_TAGGABLE_TYPES",
+    "CONFIG_MAP_PATCH_TYPE",
     "CONFIG_MAP_TYPE",
     "DEFAULT_MAX_INTERVAL",
     "DEFAULT_MAX_NODES",
@@ -88,6 +89,8 @@ ALERT_TYPES = (
 )
 """Flux notification Alerts: v1beta3 is what the platform writes (``flux.notifications``)."""
 CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
+CONFIG_MAP_PATCH_TYPE = "kubernetes:core/v1:ConfigMapPatch"
+"""How the components declare their fixed-name ConfigMaps (``environment``): judged as a ConfigMap."""
 
 POD_SPEC_PATHS: Mapping[str, tuple[str, ...]] = {
     "kubernetes:core/v1:Pod": ("spec",),

@@ -277,7 +277,7 @@ def test_an_out_of_band_edit_is_drift_that_writes_nothing_and_up_refresh_restore
     report = detect_drift("local", options=local_stack.options)
 
     assert report.has_drift
-    (drifted,) = [r for r in report.resources if r.type == "kubernetes:core/v1:ConfigMap"]
+    (drifted,) = [r for r in report.resources if r.type == "kubernetes:core/v1:ConfigMapPatch"]
     diffs = {d.path: (d.recorded, d.actual) for d in drifted.diffs}
     # Only what was declared: not the managedFields and resourceVersion the API server moved with it.
     assert diffs == {"data.baseDomain": ("local.example.com", "edited.example.com")}
@@ -310,6 +310,230 @@ def test_a_contract_change_updates_the_fixed_name_configmap_in_place(local_stack
     assert after.data["ingressEnabled"] == "true"
 
 
+# -- 5b. substitution: strict from kustomize-controller 1.9, lenient in the chart's 1.8 ------------------
+
+
+def _script(name: str) -> str:
+    # A shell variable the contract does not hold, the same one escaped, and a contract variable.
+    return (
+        "apiVersion: v1\nkind: ConfigMap\n"
+        f"metadata:\n  name: {name}\n  namespace: default\n"
+        "data:\n  script: echo ${HOME}\n  escaped: echo $${HOME}\n  host: shop.${baseDomain}\n"
+    )
+
+
+VERBATIM = {"script": "echo ${HOME}", "escaped": "echo $${HOME}", "host": "shop.${baseDomain}"}
+
+
+def _substitution_off_applies_verbatim(local_stack: LocalStack, name: str) -> None:
+    """The README's way out: ``flux.substitute: false`` leaves the root Kustomization unsubstituted."""
+    local_stack.set("flux.substitute", "false")
+    up("local", options=local_stack.options)
+    applied = _wait(
+        lambda: (
+            (data := _configmap(local_stack, "default", name))
+            and data.get("host") == VERBATIM["host"]
+            and data
+        ),
+        "the manifest applied verbatim",
+    )
+    assert applied == VERBATIM
+
+
+def _with_script(local_stack: LocalStack, fleet: FleetServer) -> str:
+    name = f"script-{local_stack.name}"
+    fleet.commit({f"{local_stack.fleet_path}/script.yaml": _script(name)}, f"a shell variable for {name}")
+    local_stack.set("flux.timeout", "10s")  # the failing case waits no longer than it must
+    local_stack.set("flux.readyTimeout", "15s")
+    return name
+
+
+def test_strict_substitution_fails_up_on_a_variable_the_contract_lacks(
+    local_stack: LocalStack, cluster: LocalCluster, fleet: FleetServer
+) -> None:
+    name = _with_script(local_stack, fleet)
+    # v1.9's default, stated rather than assumed: the local binary's default is what users' v1.8 lacks.
+    with cluster.feature_gates("kustomize-controller", {"StrictPostBuildSubstitutions": True}):
+        with pytest.raises(OperationFailedError) as info:
+            up("local", options=local_stack.options)
+        (reason,) = info.value.not_ready
+        assert reason.startswith(f"Kustomization {local_stack.flux_namespace}/{FLUX_SYNC_NAME} is not Ready")
+        assert "variable not set (strict mode)" in reason and "HOME" in reason, reason
+
+        _substitution_off_applies_verbatim(local_stack, name)
+
+
+def test_lenient_substitution_blanks_a_variable_the_contract_lacks(
+    local_stack: LocalStack, cluster: LocalCluster, fleet: FleetServer
+) -> None:
+    name = _with_script(local_stack, fleet)
+    # kustomize-controller v1.8.3 (the pinned flux2 chart's) substitutes leniently: the gate shows it here.
+    with cluster.feature_gates("kustomize-controller", {"StrictPostBuildSubstitutions": False}):
+        up("local", options=local_stack.options)
+        applied = _wait(lambda: _configmap(local_stack, "default", name), "the manifest from git")
+        # ${HOME} is blanked without a word (the YAML scalar then loses its trailing space); $${HOME} is the
+        # escape the README gives.
+        assert applied == {"script": "echo", "escaped": "echo ${HOME}", "host": "shop.local.example.com"}
+
+        _substitution_off_applies_verbatim(local_stack, name)
+
+
+# -- 5c. the components in a program of one's own, with a plain provider ---------------------------------
+
+PLAIN_PROGRAM = """\
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gitops_infra import Environment, EnvironmentConfig, EnvironmentConfigArgs
+from gitops_infra import FluxBootstrap, FluxBootstrapArgs, SourceSecretOptions, SyncOptions
+
+config = pulumi.Config()
+# As the README's example makes it: no enableConfigMapMutable, no enableSecretMutable, no upsert.
+provider = k8s.Provider("plain", kubeconfig=config.require_secret("kubeconfig"))
+opts = pulumi.ResourceOptions(providers=[provider])
+environment = Environment(
+    name="plain", base_domain=config.require("baseDomain"), service_namespace=config.require("apps")
+)
+EnvironmentConfig("env", EnvironmentConfigArgs(environment=environment), opts=opts)
+FluxBootstrap(
+    "flux",
+    FluxBootstrapArgs(
+        source=SourceSecretOptions(
+            private_key=config.require_secret("privateKey"), known_hosts=config.require("knownHosts")
+        ),
+        sync=SyncOptions(
+            url=config.require("url"),
+            path="clusters/plain",
+            namespace=config.require("flux"),
+            ready_timeout="0s",
+        ),
+        install=None,  # Flux runs already (the local cluster's controllers)
+    ),
+    opts=opts,
+)
+"""
+
+
+def test_a_plain_provider_updates_the_fixed_name_objects_in_place(
+    local_stack: LocalStack,
+    cluster: LocalCluster,
+    fleet: FleetServer,
+    deploy_key: DeployKeyPair,
+    tmp_path: Path,
+) -> None:
+    root = write_project(tmp_path / "plain", "plain", virtualenv=sys.prefix)
+    (root / "__main__.py").write_text(PLAIN_PROGRAM)
+    stack = auto.Stack.create("plain", auto.LocalWorkspace(work_dir=str(root), env_vars=local_stack.env))
+    options = StackOptions(work_dir=root, env=local_stack.env)
+    apps, flux = f"plain-{local_stack.name}"[:63], f"plain-flux-{local_stack.name}"[:63]
+    for key, value, secret in (
+        ("kubeconfig", cluster.kubeconfig, True),
+        ("privateKey", deploy_key.private_key, True),
+        ("knownHosts", fleet.known_hosts, False),
+        ("url", fleet.url, False),
+        ("baseDomain", "plain.example.com", False),
+        ("apps", apps, False),
+        ("flux", flux, False),
+    ):
+        stack.set_config(key, auto.ConfigValue(value, secret=secret))
+    core = client.CoreV1Api(local_stack.api)
+    try:
+        up("plain", options=options)
+        contract = core.read_namespaced_config_map("environment", apps)
+        secret = core.read_namespaced_secret(FLUX_SECRET_NAME, flux)
+
+        # A contract change and a key rotation: with a ConfigMap and a Secret, the plain provider replaced
+        # both, each deleted before it was made again (a new UID).
+        stack.set_config("baseDomain", auto.ConfigValue("next.example.com"))
+        stack.set_config("privateKey", auto.ConfigValue(DeployKeyPair.generate().private_key, secret=True))
+        up("plain", options=options)
+
+        after = core.read_namespaced_config_map("environment", apps)
+        assert after.metadata.uid == contract.metadata.uid
+        assert after.data["baseDomain"] == "next.example.com"
+        rotated = core.read_namespaced_secret(FLUX_SECRET_NAME, flux)
+        assert rotated.metadata.uid == secret.metadata.uid
+        assert rotated.data["identity"] != secret.data["identity"]
+    finally:
+        stack.destroy(on_output=None)
+
+
+EARLIER_RELEASE = """\
+import pulumi
+import pulumi_kubernetes as k8s
+
+config = pulumi.Config()
+provider = k8s.Provider("plain", kubeconfig=config.require_secret("kubeconfig"))
+
+
+class EnvironmentConfig(pulumi.ComponentResource):
+    # What EnvironmentConfig("env") registered up to this release: a plain ConfigMap, by the same name.
+    def __init__(self) -> None:
+        super().__init__("gitops-infra:index:EnvironmentConfig", "env", None)
+        namespace = k8s.core.v1.Namespace(
+            "env-namespace",
+            metadata={"name": config.require("apps"), "labels": {"gitops-infra/environment": "plain"}},
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
+        k8s.core.v1.ConfigMap(
+            "env-configmap",
+            metadata={"name": "environment", "namespace": config.require("apps")},
+            data={"contractVersion": "1", "name": "plain", "baseDomain": "plain.example.com",
+                  "serviceNamespace": config.require("apps"), "ingressEnabled": "true",
+                  "networkPoliciesEnforced": "false"},
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace]),
+        )
+
+
+EnvironmentConfig()
+"""
+
+THIS_RELEASE = """\
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gitops_infra import Environment, EnvironmentConfig, EnvironmentConfigArgs
+
+config = pulumi.Config()
+provider = k8s.Provider("plain", kubeconfig=config.require_secret("kubeconfig"))
+environment = Environment(
+    name="plain", base_domain=config.require("baseDomain"), service_namespace=config.require("apps")
+)
+opts = pulumi.ResourceOptions(provider=provider)
+EnvironmentConfig("env", EnvironmentConfigArgs(environment=environment), opts=opts)
+"""
+
+
+def test_a_stack_from_the_earlier_release_is_carried_over_in_place(
+    local_stack: LocalStack, cluster: LocalCluster, tmp_path: Path
+) -> None:
+    # The second act of the change above: a dependency one version newer, on a stack made before it.
+    root = write_project(tmp_path / "upgrade", "upgrade", virtualenv=sys.prefix)
+    (root / "__main__.py").write_text(EARLIER_RELEASE)
+    stack = auto.Stack.create("upgrade", auto.LocalWorkspace(work_dir=str(root), env_vars=local_stack.env))
+    options = StackOptions(work_dir=root, env=local_stack.env)
+    apps = f"upgrade-{local_stack.name}"[:63]
+    stack.set_config("kubeconfig", auto.ConfigValue(cluster.kubeconfig, secret=True))
+    stack.set_config("apps", auto.ConfigValue(apps))
+    stack.set_config("baseDomain", auto.ConfigValue("plain.example.com"))
+    core = client.CoreV1Api(local_stack.api)
+    try:
+        up("upgrade", options=options)
+        uid = core.read_namespaced_config_map("environment", apps).metadata.uid
+
+        (root / "__main__.py").write_text(THIS_RELEASE)
+        upgraded = up("upgrade", options=options)
+        assert set(upgraded.changes) <= {"same", "update"}, upgraded.changes  # nothing made or deleted
+
+        stack.set_config("baseDomain", auto.ConfigValue("next.example.com"))
+        up("upgrade", options=options)
+        after = core.read_namespaced_config_map("environment", apps)
+        assert after.metadata.uid == uid
+        assert after.data["baseDomain"] == "next.example.com"
+    finally:
+        stack.destroy(on_output=None)
+
+
 # -- 6. rollback ---------------------------------------------------------------------------------------------
 
 
@@ -323,6 +547,9 @@ def test_rollback_brings_the_previous_contract_back(local_stack: LocalStack) -> 
         == "next.example.com"
     )  # type: ignore[index]
 
+    core = client.CoreV1Api(local_stack.api)
+    uid = core.read_namespaced_config_map("environment", local_stack.service_namespace).metadata.uid
+
     result = rollback_to_commit("local", "previous", options=local_stack.options)
 
     assert result.rolled_back_to is not None
@@ -331,6 +558,15 @@ def test_rollback_brings_the_previous_contract_back(local_stack: LocalStack) -> 
         == "local.example.com"
     )  # type: ignore[index]
     assert history("local", options=local_stack.options)[0].result == "succeeded"
+
+    # The second act: the next `up` from the work tree brings the head's contract back, in place.
+    again = up("local", options=local_stack.options)
+    assert again.changes.get("update", 0) >= 1, again.changes
+    config_map = core.read_namespaced_config_map("environment", local_stack.service_namespace)
+    assert config_map.data["baseDomain"] == "next.example.com"
+    assert config_map.metadata.uid == uid
+    ready = _ready(local_stack, KUSTOMIZE)
+    assert ready is not None and ready["status"] == "True", ready
 
 
 # -- 6b. day 2: what already exists, and destroy then up --------------------------------------------------
@@ -384,8 +620,11 @@ def test_destroy_clears_everything_and_flux_prunes_what_it_applied(
     # On a cluster the stack did not make, the service namespace may hold workloads of its own: it stays,
     # and only the contract the stack wrote into it goes.
     assert names[local_stack.service_namespace] == "Active"
-    configmaps = core.list_namespaced_config_map(local_stack.service_namespace).items
-    assert "environment" not in {c.metadata.name for c in configmaps}
+    # The contract was a patch: destroy gave up every field it applied, so no app reads a stale contract.
+    # The object itself would go with a namespace the stack made; this one is kept.
+    contract = core.read_namespaced_config_map("environment", local_stack.service_namespace)
+    assert not contract.data, contract.data
+    assert "pulumi.com/patchForce" not in (contract.metadata.annotations or {})
     # Flux's namespace is kept (installed elsewhere), its sync objects gone, and what Flux applied pruned
     # while kustomize-controller still ran: the Kustomization waited for it (WaitForTermination).
     assert names[local_stack.flux_namespace] == "Active"

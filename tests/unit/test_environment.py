@@ -67,7 +67,7 @@ def test_component_creates_namespace_then_configmap() -> None:
     graph = result.graph
     component = graph.one("gitops-infra:index:EnvironmentConfig")
     namespace = graph.one("kubernetes:core/v1:Namespace", "env-namespace")
-    config_map = graph.one("kubernetes:core/v1:ConfigMap", "env-configmap")
+    config_map = graph.one("kubernetes:core/v1:ConfigMapPatch", "env-configmap")
     assert namespace.input("metadata.name") == "apps"
     assert config_map.inputs["metadata"] == {
         "name": ENVIRONMENT_CONFIGMAP,

@@ -105,6 +105,22 @@ def test_a_scaffolded_file_edited_since_becomes_the_fleets() -> None:
     assert [f.inputs["file"] for f in graph.of_type(FILE)] == [README]
 
 
+def test_fleet_files_edited_after_scaffolding_survive_the_next_up_and_a_destroy() -> None:
+    # The second act across two plans. First `up`: both files written, each recorded with retainOnDelete.
+    first = fleet()
+    assert all(f.retain_on_delete for f in first.of_type(FILE))
+    # Someone edits the kustomization. The next plan no longer declares it: it is the fleet's now.
+    second = fleet(git_files={README: OURS, KUSTOMIZATION_FILE: "add the shop"})
+    assert [f.inputs["file"] for f in second.of_type(FILE)] == [README]
+    # What the engine then does cannot run under mocks; upstream (pulumi v3.274.1,
+    # pkg/resource/deploy/step.go, DeleteStep.Apply) decides by the *recorded* state: a resource whose
+    # state says retainOnDelete is dropped from the state without the provider's Delete, whether it left
+    # the program or the stack is destroyed. So neither that `up` nor a `destroy` commits a deletion, and
+    # neither meets GitHub's 409 on the edited file's stale sha (terraform-provider-github deletes a
+    # RepositoryFile with the sha in its state). The README's file is still declared with retainOnDelete.
+    assert all(f.retain_on_delete for f in second.of_type(FILE))
+
+
 def test_a_created_repository_is_private_initialised_and_kept_on_destroy() -> None:
     graph = fleet(create=RepositoryVisibility.INTERNAL)
     repository = graph.one(REPOSITORY)

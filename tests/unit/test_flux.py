@@ -45,7 +45,8 @@ from .harness import MOCK_KUBECONFIG, Graph, Run, run
 
 URL = "ssh://git@github.com/acme/fleet"
 RELEASE = "kubernetes:helm.sh/v3:Release"
-SECRET = "kubernetes:core/v1:Secret"
+SECRET = "kubernetes:core/v1:SecretPatch"
+CONFIG_MAP_PATCH = "kubernetes:core/v1:ConfigMapPatch"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 GIT_REPOSITORY = "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository"
 KUSTOMIZATION = "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization"
@@ -405,6 +406,29 @@ def test_every_object_flux_bootstrap_declares_takes_its_fields_back_on_apply() -
     assert all(r.input("metadata.annotations")["pulumi.com/patchForce"] == "true" for r in declared)
 
 
+def test_every_fixed_name_configmap_and_secret_is_a_patch_carried_over_from_the_plain_kind() -> None:
+    # Whether a data change replaces a ConfigMap or Secret is the provider's setting, which a component
+    # cannot see: with a plain provider the fixed-name object was deleted and made again (a new UID on
+    # the real cluster, test_a_plain_provider_updates_the_fixed_name_objects_in_place). A patch is
+    # updated in place under any provider; the alias keeps a stack made before it in place.
+    graph = bootstrap(
+        sops_age_key="AGE-SECRET-KEY-1TEST",
+        notifications=NotificationArgs(provider_type="slack", webhook="https://hooks.example.invalid/x"),
+        environment=Environment(name="dev", base_domain="dev.example.com", service_namespace="apps"),
+    ).graph
+    assert graph.of_type("kubernetes:core/v1:Secret") == graph.of_type("kubernetes:core/v1:ConfigMap") == []
+    fixed = {r.name: r for r in [*graph.of_type(SECRET), *graph.of_type(CONFIG_MAP_PATCH)]}
+    assert sorted(fixed) == [
+        "flux-environment",
+        "flux-git-auth",
+        "flux-notification-webhook",
+        "flux-sops-age",
+    ]
+    for name, resource in fixed.items():
+        was = "ConfigMap" if name == "flux-environment" else "Secret"
+        assert [alias["spec"]["type"] for alias in resource.aliases] == [f"kubernetes:core/v1:{was}"], name
+
+
 # -- a bootstrap that proves itself --------------------------------------------------------------------
 
 
@@ -457,7 +481,7 @@ def test_the_environment_contract_is_handed_to_flux_substitution() -> None:
     env = Environment(name="dev", base_domain="dev.example.com", service_namespace="apps")
     result = bootstrap(environment=env)
     graph = result.graph
-    config_map = graph.one("kubernetes:core/v1:ConfigMap", "flux-environment")
+    config_map = graph.one("kubernetes:core/v1:ConfigMapPatch", "flux-environment")
     assert config_map.input("metadata.name") == ENVIRONMENT_CONFIGMAP
     assert config_map.input("metadata.namespace") == FLUX_NAMESPACE
     assert config_map.inputs["data"] == environment_data(env)
@@ -474,7 +498,7 @@ def test_the_environment_contract_is_handed_to_flux_substitution() -> None:
 def test_without_an_environment_nothing_is_substituted() -> None:
     graph = bootstrap().graph
     assert "postBuild" not in graph.one(KUSTOMIZATION).inputs["spec"]
-    assert graph.of_type("kubernetes:core/v1:ConfigMap") == []
+    assert graph.of_type("kubernetes:core/v1:ConfigMapPatch") == []
 
 
 def test_both_sync_objects_wait_for_what_the_path_needs() -> None:

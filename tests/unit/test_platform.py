@@ -83,11 +83,11 @@ def test_dev_resource_tree(dev: Run[Platform]) -> None:
             "gitops-infra:index:FluxBootstrap": 1,
             "kubernetes:core/v1:Namespace": 2,
             "kubernetes:helm.sh/v3:Release": 1,
-            "kubernetes:core/v1:Secret": 1,
+            "kubernetes:core/v1:SecretPatch": 1,
             "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository": 1,
             "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization": 1,
             "gitops-infra:index:EnvironmentConfig": 1,
-            "kubernetes:core/v1:ConfigMap": 2,  # the environment contract: apps and flux-system
+            "kubernetes:core/v1:ConfigMapPatch": 2,  # the environment contract: apps and flux-system
         }
     )
 
@@ -101,7 +101,7 @@ def test_prod_differs_from_dev_in_exactly_these_resources(dev: Run[Platform], pr
             "aws:ec2/natGateway:NatGateway": 2,  # one per AZ instead of one
             "aws:ec2/eip:Eip": 2,
             "eks:index:ManagedNodeGroup": 1,  # a workloads group beside system
-            "kubernetes:core/v1:Secret": 2,  # the SOPS age key, and the alert's webhook
+            "kubernetes:core/v1:SecretPatch": 2,  # the SOPS age key, and the alert's webhook
             "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Provider": 1,
             "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Alert": 1,
         }
@@ -177,7 +177,7 @@ def test_flux_runs_on_the_clusters_provider_and_syncs_the_env_path(dev: Run[Plat
 
 
 def test_both_environment_configmaps_come_from_the_one_config_value(dev: Run[Platform]) -> None:
-    config_maps = dev.graph.of_type("kubernetes:core/v1:ConfigMap")
+    config_maps = dev.graph.of_type("kubernetes:core/v1:ConfigMapPatch")
     assert sorted(c.input("metadata.namespace") for c in config_maps) == ["apps", "flux-system"]
     assert all(c.input("metadata.name") == "environment" for c in config_maps)
     assert config_maps[0].inputs["data"] == config_maps[1].inputs["data"]
@@ -263,7 +263,7 @@ def test_components_compose_onto_an_existing_cluster() -> None:
     assert not [r for r in graph if r.type.startswith(("aws:", "eks:"))]
     provider = graph.one("pulumi:providers:kubernetes", "existing")
     assert provider.parent.endswith("pulumi:pulumi:Stack::gitops-infra-dev")
-    secret = graph.one("kubernetes:core/v1:Secret")
+    secret = graph.one("kubernetes:core/v1:SecretPatch")
     assert secret.input("metadata.namespace") == "gitops"
     assert secret.is_secret("stringData")
     assert secret.inputs["stringData"]["identity.pub"] == ("ssh-ecdsa AAAA-apps-key")
@@ -300,7 +300,7 @@ def test_substitution_can_be_left_off_the_root(minimal: dict[str, Any]) -> None:
         "postBuild" not in graph.one("kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization").inputs["spec"]
     )
     # The contract is still written for app teams, and only there: Flux's namespace needs no copy.
-    (configmap,) = graph.of_type("kubernetes:core/v1:ConfigMap")
+    (configmap,) = graph.of_type("kubernetes:core/v1:ConfigMapPatch")
     assert configmap.input("metadata.namespace") == "apps"
 
 
@@ -371,11 +371,11 @@ def test_the_local_stack_makes_no_cloud_resource(local: Run[Platform]) -> None:
             "gitops-infra:index:FluxBootstrap": 1,
             "kubernetes:core/v1:Namespace": 1,  # the service namespace; Flux's exists, and is patched
             "kubernetes:core/v1:NamespacePatch": 1,
-            "kubernetes:core/v1:Secret": 1,
+            "kubernetes:core/v1:SecretPatch": 1,
             "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository": 1,
             "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization": 1,
             "gitops-infra:index:EnvironmentConfig": 1,
-            "kubernetes:core/v1:ConfigMap": 2,  # the environment contract: apps and flux-system
+            "kubernetes:core/v1:ConfigMapPatch": 2,  # the environment contract: apps and flux-system
         }
     )
     assert local.result.cluster is None and local.result.deploy_key is None
@@ -390,7 +390,7 @@ def test_the_local_stack_deploys_through_its_kubeconfig_with_its_own_key(local: 
     # And on a cluster the stack did not make, the service namespace it may have adopted stays on destroy.
     assert local.graph.one("kubernetes:core/v1:Namespace").retain_on_delete
     assert provider.inputs["kubeconfig"] == LOCAL_TEST_KUBECONFIG
-    secret = local.graph.one("kubernetes:core/v1:Secret")
+    secret = local.graph.one("kubernetes:core/v1:SecretPatch")
     assert secret.is_secret("stringData")
     assert secret.inputs["stringData"]["identity"] == "mock-openssh-private-key-local"
     assert "identity.pub" not in secret.inputs["stringData"]

@@ -68,7 +68,7 @@ RESOURCE_RULES: dict[str, tuple[Callable[[str], bool], Callable[[str, Mapping[st
         lambda _t, props: rules.kustomization_health_violations(props),
     ),
     pack.ENVIRONMENT_CONTRACT_VALID: (
-        lambda t: t == rules.CONFIG_MAP_TYPE,
+        lambda t: t in (rules.CONFIG_MAP_TYPE, rules.CONFIG_MAP_PATCH_TYPE),
         lambda _t, props: rules.environment_contract_violations(props),
     ),
 }
@@ -222,7 +222,7 @@ def test_broken_variants_violate_mandatory_policies(stacks: dict[str, list[Resou
     (config_map_urn, config_map) = next(
         (urn, props)
         for t, urn, props in bad_contract
-        if t == rules.CONFIG_MAP_TYPE and props["metadata"]["name"] == "environment"
+        if t == rules.CONFIG_MAP_PATCH_TYPE and props["metadata"]["name"] == "environment"
     )
     config_map["data"]["baseDomain"] = "not a domain"
     found = _mandatory(_violations(bad_contract))
