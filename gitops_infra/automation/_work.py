@@ -35,6 +35,8 @@ __all__ = ["deployments", "latest_deployment", "mask_outputs", "preview_work", "
 
 GIT_HEAD = "git.head"
 """The key under which the engine records the commit an update ran from."""
+GIT_DIRTY = "git.dirty"
+"""The key under which the engine records ``"true"`` when the work tree had uncommitted changes."""
 HISTORY_PAGE = 500
 """Entries per ``pulumi stack history`` call. Without a page size the CLI returns only the newest 10."""
 
@@ -53,6 +55,7 @@ def _deployment(summary: auto.UpdateSummary, version: int) -> Deployment:
         end_time=summary.end_time,
         message=summary.message or "",
         commit=(summary.environment or {}).get(GIT_HEAD),
+        dirty=(summary.environment or {}).get(GIT_DIRTY) == "true",
     )
 
 
@@ -90,6 +93,7 @@ def _file_deployment(entry: Mapping[str, Any], count: int) -> Deployment:
         end_time=_utc(entry.get("endTime")),
         message=str(entry.get("message") or ""),
         commit=(entry.get("environment") or {}).get(GIT_HEAD),
+        dirty=(entry.get("environment") or {}).get(GIT_DIRTY) == "true",
     )
 
 

@@ -22,10 +22,13 @@ __all__ = ["promote", "require_promoted", "require_promoted_on"]
 
 
 def require_promoted(stack: str, source: str, *, options: StackOptions | None = None) -> str:
-    """Check that the work tree's commit has a successful update on ``source``; return that commit.
+    """Check that the work tree's commit is what ``source`` runs now; return that commit.
 
-    ``PromotionError``, naming the commit and the stack, otherwise; and for a work tree whose tracked
-    files have uncommitted changes, since what would run is then not the commit ``source`` proved.
+    The rule is ``promote``'s: ``source``'s newest deployment is a successful update of this commit, from
+    a clean work tree, and nothing came after it (a rollback away from it, a destroy). ``PromotionError``,
+    naming the commit and the stack, otherwise; also for a work tree whose tracked files have uncommitted
+    changes, since what would run is then not the commit ``source`` proved, and for ``source`` naming
+    ``stack`` itself, which proves nothing.
     """
     return require_promoted_on(StackTarget.resolve(stack, options), source, options)
 
@@ -33,6 +36,10 @@ def require_promoted(stack: str, source: str, *, options: StackOptions | None = 
 def require_promoted_on(target: StackTarget, source: str, options: StackOptions | None) -> str:
     """:func:`require_promoted` for a target already resolved (``up`` has one)."""
     stack = target.stack
+    from_target = StackTarget.resolve(source, options)
+    _refuse_one_stack(
+        from_target, target, f"--require-promoted-from {source!r} on {stack!r}", "a stack cannot prove itself"
+    )
     repo = repo_root(target.project.path)
     head = head_commit(repo)
     if tracked_changes(repo):
@@ -42,18 +49,59 @@ def require_promoted_on(target: StackTarget, source: str, options: StackOptions 
             stack=source,
             commit=head,
         )
-    proven = any(
-        d.kind is DeploymentKind.UPDATE and d.result is DeploymentResult.SUCCEEDED and d.commit == head
-        for d in deployments(StackTarget.resolve(source, options))
-    )
-    if not proven:
+    found = deployments(from_target)
+    newest = found[0] if found else None
+    if newest is None or newest.commit != head or not _succeeded_update(newest):
+        ran = next((d for d in found if _succeeded_update(d) and d.commit == head and not d.dirty), None)
+        if ran is None or newest is None:
+            raise PromotionError(
+                f"commit {head[:12]} has no successful update on stack {source!r}; deploy it there first "
+                f"(`gitops-infra up {source}`), then to {stack!r}",
+                stack=source,
+                commit=head,
+            )
         raise PromotionError(
-            f"commit {head[:12]} has no successful update on stack {source!r}; deploy it there first "
-            f"(`gitops-infra up {source}`), then to {stack!r}",
+            f"stack {source!r} ran commit {head[:12]} (version {ran.version}) but has moved on since: its "
+            f"newest deployment is version {newest.version} ({_what(newest)}); promote only what the source "
+            "runs now",
             stack=source,
             commit=head,
         )
+    _refuse_dirty(source, newest)
     return head
+
+
+def _succeeded_update(deployment: Deployment) -> bool:
+    return deployment.kind is DeploymentKind.UPDATE and deployment.result is DeploymentResult.SUCCEEDED
+
+
+def _what(deployment: Deployment) -> str:
+    of = f" of {deployment.commit[:12]}" if deployment.commit else ""
+    return f"{deployment.kind}{of}, {deployment.result}"
+
+
+def _refuse_dirty(source: str, deployment: Deployment) -> None:
+    """An update from a work tree with uncommitted changes ran code no commit holds: it proves nothing."""
+    if deployment.dirty:
+        sha = (deployment.commit or "")[:12]
+        raise PromotionError(
+            f"stack {source!r}'s last update (version {deployment.version}) ran from a work tree with "
+            f"uncommitted changes (the engine recorded git.dirty), so it proves nothing about commit {sha}: "
+            f"commit the changes, or discard them, and run `gitops-infra up {source}` from a clean tree",
+            stack=source,
+            commit=deployment.commit,
+        )
+
+
+def _refuse_one_stack(source: StackTarget, target: StackTarget, what: str, why: str) -> None:
+    # `dev` and `acme/dev` are one stack of one project, unless two different organisations are named.
+    source_name, target_name = source.stack_name, target.stack_name
+    if source_name.name == target_name.name and len({source_name.org, target_name.org} - {None}) <= 1:
+        raise PromotionError(
+            f"{what}: that is one stack; {why}",
+            stack=source.stack,
+            commit=None,
+        )
 
 
 def _promoted(target: StackTarget) -> Deployment:
@@ -62,7 +110,7 @@ def _promoted(target: StackTarget) -> Deployment:
     if not found:
         raise PromotionError(f"stack {source!r} has no deployment to promote", stack=source, commit=None)
     newest = found[0]
-    if newest.kind is not DeploymentKind.UPDATE or newest.result is not DeploymentResult.SUCCEEDED:
+    if not _succeeded_update(newest):
         raise PromotionError(
             f"the newest deployment of stack {source!r} is version {newest.version} ({newest.kind}, "
             f"{newest.result}), not a successful update: promote only what the source runs now",
@@ -76,6 +124,7 @@ def _promoted(target: StackTarget) -> Deployment:
             stack=source,
             commit=None,
         )
+    _refuse_dirty(source, newest)
     return newest
 
 
@@ -100,15 +149,13 @@ def promote(
         print(result.commit, result.changes)
     """
     resolved, from_target = StackTarget.resolve(target, options), StackTarget.resolve(source, options)
-    source_name, target_name = from_target.stack_name, resolved.stack_name
-    # `dev` and `acme/dev` are one stack of one project, unless two different organisations are named.
-    if source_name.name == target_name.name and len({source_name.org, target_name.org} - {None}) <= 1:
-        raise PromotionError(
-            f"promote {source!r} to {target!r}: that is one stack; promotion takes a change from one "
-            "stack to another (to redeploy a commit on one stack, use rollback)",
-            stack=source,
-            commit=None,
-        )
+    _refuse_one_stack(
+        from_target,
+        resolved,
+        f"promote {source!r} to {target!r}",
+        "promotion takes a change from one stack to another (to redeploy a commit on one stack, use "
+        "rollback)",
+    )
     deployment = _promoted(from_target)
     assert deployment.commit is not None  # _promoted guarantees it
     if require_no_drift and detect_drift(source, options=options).has_drift:

@@ -198,6 +198,9 @@ class Deployment:
     end_time: datetime | None
     message: str
     commit: str | None
+    dirty: bool = False
+    """The engine recorded uncommitted changes in the work tree (``git.dirty``): ``commit`` is not all
+    that ran, so the deployment proves nothing about it."""
 
 
 def to_jsonable(value: Any) -> Any:

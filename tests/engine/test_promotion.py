@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from pulumi import automation as auto
 
-from gitops_infra.automation import history, promote, refresh, up
+from gitops_infra.automation import destroy, history, promote, refresh, rollback_to_commit, up
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
 from gitops_infra.errors import OperationFailedError, PromotionError
 
@@ -122,3 +122,56 @@ def test_cli_promote_and_the_guard(repo: FixtureRepo, tmp_path: Path) -> None:
     assert code == EXIT_OK and document["commit"] == head and document["stack"] == "prod"
     code, document = cli("promote", "dev", "prod")  # no --yes and no terminal
     assert code == EXIT_ERROR and document["error"]["type"] == "UsageError"  # type: ignore[index]
+
+
+def test_a_dirty_dev_run_proves_nothing_to_the_guard_or_to_promote(repo: FixtureRepo, tmp_path: Path) -> None:
+    # The repro: a broken change is committed; dev runs the old program from the work tree instead.
+    prod_dir = _add_prod(repo, tmp_path)
+    repo.commit("a prod stack")
+    program = repo.root / "__main__.py"
+    good = program.read_text()
+    program.write_text(good + '\nraise RuntimeError("the committed change is broken")\n')
+    broken = repo.commit("a broken change")
+    program.write_text(good)  # uncommitted: what dev runs is not the commit
+    up("dev", options=repo.options)
+    git(repo.root, "checkout", "--", ".")
+
+    for attempt in (
+        lambda: up("prod", options=repo.options, require_promoted_from="dev"),
+        lambda: promote("dev", "prod", options=repo.options),
+    ):
+        with pytest.raises(PromotionError) as info:
+            attempt()
+        assert "ran from a work tree with uncommitted changes" in str(info.value)
+        assert (info.value.stack, info.value.commit) == ("dev", broken)
+    assert _on_disk(prod_dir) == {} and history("prod", options=repo.options) == ()
+    assert history("dev", options=repo.options)[0].dirty  # and `history --json` says so
+
+    # From a clean tree the broken commit fails on dev, so it is never proven at all.
+    with pytest.raises(OperationFailedError):
+        up("dev", options=repo.options)
+    with pytest.raises(PromotionError):
+        up("prod", options=repo.options, require_promoted_from="dev")
+
+
+def test_the_guard_takes_promotes_rule(repo: FixtureRepo, tmp_path: Path) -> None:
+    prod_dir = _add_prod(repo, tmp_path)
+    first = repo.commit("a prod stack")
+    with pytest.raises(PromotionError, match="that is one stack; a stack cannot prove itself"):
+        up("dev", options=repo.options, require_promoted_from="dev")
+
+    up("dev", options=repo.options)
+    repo.configure({"a": "one", "c": "a file the first commit lacks"})
+    repo.commit("a second file")
+    up("dev", options=repo.options)
+    rollback_to_commit("dev", first, options=repo.options)  # dev moved away from the head again
+    with pytest.raises(PromotionError, match=r"but has moved on since: its newest deployment is version 3"):
+        up("prod", options=repo.options, require_promoted_from="dev")
+
+    git(repo.root, "checkout", "-q", first)  # what dev runs now: accepted
+    assert up("prod", options=repo.options, require_promoted_from="dev").commit == first
+
+    destroy("dev", options=repo.options, confirm="dev")
+    with pytest.raises(PromotionError, match=r"moved on since: its newest deployment is version 4 \(destroy"):
+        up("prod", options=repo.options, require_promoted_from="dev")
+    assert _on_disk(prod_dir) == {"a": "prod-one"}
