@@ -6,6 +6,7 @@ again, and ``history`` shows the destroy with the commit it ran from.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Literal, overload
 
@@ -25,21 +26,62 @@ __all__ = ["destroy", "prod_environment"]
 
 
 def prod_environment(target: StackTarget) -> str | None:
-    """The prod name that makes ``target`` a prod stack, or ``None``.
+    """Why ``target`` is a prod stack (``environment 'prod'``), or ``None`` when it is not.
 
-    A stack is prod when its config's ``<project>:environment.name``, or else its own name, is one of
-    ``PROD_ENVIRONMENTS`` (the names the policy pack treats as prod).
+    A stack is prod when its ``environment.name``, or else its own name, is one of
+    ``PROD_ENVIRONMENTS`` (the names the policy pack treats as prod). ``environment`` is read as Pulumi
+    reads it: ``<project>:environment`` or a bare ``environment`` (a bare key is the project's), in
+    ``Pulumi.<stack>.yaml`` and else in the project's own ``config:`` defaults, as a mapping or as the
+    JSON text ``pulumi config set`` writes without ``--path``. A value that is there but cannot be read (a
+    secret, text that is not JSON, a name that is not text) makes the stack prod: a destroy fails closed,
+    as the policy pack does.
     """
-    settings = target.project.stack_settings(target.stack_name)
-    config: object = {}
-    if settings is not None:
-        config = read_mapping(settings, stack=target.stack).get("config") or {}
-    environment = config.get(f"{target.project.name}:environment") if isinstance(config, Mapping) else None
-    name = environment.get("name") if isinstance(environment, Mapping) else None
-    for candidate in (name, target.stack_name.name):
-        if isinstance(candidate, str) and candidate.lower() in PROD_ENVIRONMENTS:
-            return candidate
+    for environment in _environment_values(target):
+        reason = _prod_reason(environment)
+        if reason is not None:
+            return reason
+    if target.stack_name.name.lower() in PROD_ENVIRONMENTS:
+        return f"stack name {target.stack_name.name!r}"
     return None
+
+
+def _prod_reason(environment: object) -> str | None:
+    if isinstance(environment, str):
+        try:
+            environment = json.loads(environment)
+        except ValueError:
+            return "its environment cannot be read: a text value that is not JSON"
+    if not isinstance(environment, Mapping):
+        return "its environment cannot be read: not a mapping"
+    if "secure" in environment:
+        return "its environment cannot be read: a secret"
+    name = environment.get("name")
+    if name is not None and not isinstance(name, str):
+        return "its environment cannot be read: environment.name is not text"
+    if isinstance(name, str) and name.lower() in PROD_ENVIRONMENTS:
+        return f"environment {name!r}"
+    return None
+
+
+def _environment_values(target: StackTarget) -> list[object]:
+    """The ``environment`` config values as written: the stack's own, else the project's defaults."""
+    keys = (f"{target.project.name}:environment", "environment")
+    settings = target.project.stack_settings(target.stack_name)
+    stack_config = read_mapping(settings, stack=target.stack).get("config") if settings is not None else None
+    if stack_config is not None and not isinstance(stack_config, Mapping):
+        return [stack_config]  # a config that is not a mapping cannot be read: prod
+    found = [stack_config[key] for key in keys if stack_config is not None and key in stack_config]
+    if found:
+        return found
+    project_config = target.project.settings.get("config")
+    if not isinstance(project_config, Mapping):
+        return []
+    return [
+        declared.get("value", declared.get("default"))
+        for key in keys
+        if isinstance(declared := project_config.get(key), Mapping)
+        and ("value" in declared or "default" in declared)
+    ]
 
 
 @overload
@@ -100,7 +142,7 @@ def destroy(
     prod = prod_environment(target)
     if prod is not None and confirm != stack:
         raise ConfirmationRequiredError(
-            f"stack {stack!r} is prod (environment {prod!r}): destroying it needs its name repeated, "
+            f"stack {stack!r} is prod ({prod}): destroying it needs its name repeated, "
             f"confirm={stack!r} in Python or `--confirm {stack}` on the command line",
             stack=stack,
         )

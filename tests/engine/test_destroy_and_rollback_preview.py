@@ -9,6 +9,7 @@ import select
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,38 @@ def test_interactive_rollback_shows_the_preview_and_asks_first(repo: FixtureRepo
 
     assert code == EXIT_OK, output
     assert repo.on_disk() == {"a": "one", "b": "two"}
+
+
+def _bare_key(repo: FixtureRepo) -> None:
+    stack_file = repo.root / "Pulumi.dev.yaml"
+    stack_file.write_text(stack_file.read_text() + "  environment:\n    name: prod\n")
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        # `pulumi config set environment '{"name": "prod"}'` (no --path) writes JSON text.
+        pytest.param(
+            lambda repo: repo.raw_stack().set_config("environment", auto.ConfigValue('{"name": "prod"}')),
+            id="JSON text",
+        ),
+        pytest.param(_bare_key, id="a bare key"),  # Pulumi reads it in the project's namespace
+        pytest.param(
+            lambda repo: repo.raw_stack().set_config("environment", auto.ConfigValue("prod")), id="unreadable"
+        ),
+    ],
+)
+def test_prod_written_the_other_ways_pulumi_takes_is_still_prod(
+    repo: FixtureRepo, written: Callable[[FixtureRepo], None]
+) -> None:
+    # The guard read only the namespaced mapping, so `--yes` alone destroyed such a stack.
+    up("dev", options=repo.options)
+    written(repo)
+    repo.commit("prod, written another way Pulumi takes")
+    before = repo.state_bytes()
+
+    code, stdout, _ = _cli(repo, "destroy", "dev", "--yes", "--json")
+
+    assert code == EXIT_ERROR
+    assert json.loads(stdout)["error"]["type"] == "ConfirmationRequiredError"
+    assert repo.state_bytes() == before and repo.on_disk() == {"a": "one", "b": "two"}
