@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psutil
 
-__all__ = ["LeftoverProcess", "alive_here", "leftover_plugins"]
+__all__ = ["LeftoverProcess", "alive_here", "leftover_plugins", "used_as_cwd"]
 
 # What Pulumi runs beside the engine: the language host, the program it starts, plugins (providers,
 # dynamic providers, policy packs). Matched on the executable's or script's base name.
@@ -57,14 +57,21 @@ def _plugin_name(process: psutil.Process) -> str | None:
     return None
 
 
-def leftover_plugins(project: Path) -> tuple[LeftoverProcess, ...]:
-    """Pulumi plugin processes whose working directory is inside ``project`` and whose engine is gone.
+def _inside(path: Path, roots: tuple[Path, ...]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+def leftover_plugins(*directories: Path) -> tuple[LeftoverProcess, ...]:
+    """Pulumi plugin processes whose working directory is inside one of ``directories`` and whose engine
+    is gone.
 
     After ``kill -9`` of a whole process group the engine dies, but its language host and providers may
-    not: they are re-parented and may still be creating or deleting resources. An engine would be their
-    parent; these have none of ours (they belong to init now, or to a parent that is not ``pulumi``).
+    not: Pulumi starts them in process groups of their own, so they are re-parented and may still be
+    creating or deleting resources. An engine would be their parent; these have none of ours (they
+    belong to init now, or to a parent that is not ``pulumi``). A rollback's or a promotion's run in
+    their temporary worktree, so the caller names those too.
     """
-    root = project.resolve()
+    roots = tuple(directory.resolve() for directory in directories)
     found: list[LeftoverProcess] = []
     for process in psutil.process_iter():
         name = _plugin_name(process)
@@ -78,6 +85,25 @@ def leftover_plugins(project: Path) -> tuple[LeftoverProcess, ...]:
             parent_name = parent.name() if parent is not None else ""
         except (psutil.Error, OSError):
             continue
-        if (cwd == root or root in cwd.parents) and not parent_name.startswith("pulumi"):
+        if _inside(cwd, roots) and not parent_name.startswith("pulumi"):
             found.append(LeftoverProcess(pid=process.pid, name=name))
     return tuple(found)
+
+
+def used_as_cwd(directory: Path) -> bool:
+    """True when a live process works inside ``directory``: it must not be removed from under it.
+
+    Another user's processes are not looked at: a rollback's worktree is in a directory only its owner
+    can enter (``mkdtemp``).
+    """
+    root = (directory.resolve(),)
+    for process in psutil.process_iter():
+        try:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            cwd = Path(process.cwd()).resolve()
+        except (psutil.Error, OSError):
+            continue
+        if _inside(cwd, root):
+            return True
+    return False

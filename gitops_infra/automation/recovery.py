@@ -7,8 +7,9 @@ processes still running, a rollback's temporary worktree, or (on a full disk) a 
 
 1. refuse while anything of the dead update may still be working: the lock's owner alive on this
    machine, a lock taken on another machine (unless ``force``: only you know that runner is gone), or
-   Pulumi plugin processes left running in the project (unless ``force``);
-2. remove the rollback worktrees killed rollbacks left behind;
+   Pulumi plugin processes left running in the project or in a rollback's or promotion's temporary
+   worktree (unless ``force``);
+2. remove the rollback worktrees killed rollbacks left behind (never one a live process works in);
 3. if the checkpoint cannot be read, restore the newest intact copy from the backend's history, keeping
    the broken file aside (only with ``restore_checkpoint``; otherwise say what would be restored);
 4. clear the stale lock (``pulumi cancel``);
@@ -32,7 +33,7 @@ from ._processes import alive_here, leftover_plugins
 from ._streamed import message_flags, run_command
 from ._target import StackTarget
 from .options import StackOptions
-from .rollback import remove_stale_worktrees
+from .rollback import remove_stale_worktrees, rollback_worktrees
 
 __all__ = ["RecoverResult", "recover"]
 
@@ -81,12 +82,15 @@ def _refuse_while_running(target: StackTarget, files: FileBackendStack | None, f
                 "checked from here; if that runner is gone, recover with --force (force=True)",
                 stack=stack,
             )
-    leftovers = leftover_plugins(target.project.path)
+    # A rollback's or a promotion's plugins run in its temporary worktree, not in the project.
+    places = (target.project.path, *rollback_worktrees(target.project.path))
+    leftovers = leftover_plugins(*places)
     if leftovers and not force:
         listed = ", ".join(str(process) for process in leftovers)
+        where = " or ".join(str(place) for place in places)
         raise StackLockedError(
-            f"Pulumi plugin processes of a dead update still run in {target.project.path}: {listed}. They "
-            "may still be changing resources: stop them (kill the pids) and recover again, or use --force",
+            f"Pulumi plugin processes of a dead update still run in {where}: {listed}. They may still be "
+            "changing resources: stop them (kill the pids) and recover again, or use --force",
             stack=stack,
         )
     return str(locks[0]) if locks else None

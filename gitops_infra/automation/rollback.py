@@ -23,14 +23,21 @@ from pulumi import automation as auto
 from ..errors import CommitNotFoundError, GitError
 from ._engine import run_engine
 from ._git import repo_root, resolve_commit, run_git
-from ._processes import alive_here
+from ._processes import alive_here, used_as_cwd
 from ._stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings, read_mapping
 from ._target import Project, StackTarget
 from ._work import deployments, preview_work, up_work
 from .options import PREVIOUS, EventCallback, StackOptions
 from .results import DeploymentKind, DeploymentResult, PreviewResult, UpResult
 
-__all__ = ["PREVIOUS", "WORKTREE_PREFIX", "checked_out", "remove_stale_worktrees", "rollback_to_commit"]
+__all__ = [
+    "PREVIOUS",
+    "WORKTREE_PREFIX",
+    "checked_out",
+    "remove_stale_worktrees",
+    "rollback_to_commit",
+    "rollback_worktrees",
+]
 
 WORKTREE_PREFIX = "gitops-infra-rollback-"
 """The temp directory a rollback checks its commit out under: ``<tmp>/gitops-infra-rollback-*/tree``."""
@@ -91,24 +98,36 @@ def _owner_alive(parent: Path) -> bool:
     return host != socket.gethostname() or alive_here(host, pid)
 
 
-def remove_stale_worktrees(project: Path) -> tuple[Path, ...]:
-    """Remove the rollback worktrees a killed rollback left in ``project``'s repository; return them.
-
-    Only our own (``WORKTREE_PREFIX``) whose rollback process is gone are touched; then ``git worktree
-    prune`` drops what git still lists for directories that no longer exist.
-    """
+def rollback_worktrees(project: Path) -> tuple[Path, ...]:
+    """The temporary worktrees (``WORKTREE_PREFIX``) of rollbacks and promotions in ``project``'s
+    repository, whatever became of the run that made them."""
     done = run_git(project, "worktree", "list", "--porcelain")
     if done.returncode != 0:
         return ()  # not a git repository: rollbacks never ran here
+    trees = (
+        Path(line.removeprefix("worktree "))
+        for line in done.stdout.splitlines()
+        if line.startswith("worktree ")
+    )
+    return tuple(
+        tree for tree in trees if tree.name == "tree" and tree.parent.name.startswith(WORKTREE_PREFIX)
+    )
+
+
+def remove_stale_worktrees(project: Path) -> tuple[Path, ...]:
+    """Remove the rollback worktrees a killed rollback left in ``project``'s repository; return them.
+
+    Only our own (``WORKTREE_PREFIX``) whose rollback process is gone are touched, and never one that a
+    live process still works in (a plugin of the killed run finishing a create); then ``git worktree
+    prune`` drops what git still lists for directories that no longer exist.
+    """
+    trees = rollback_worktrees(project)
+    if not trees:
+        return ()
     repo = repo_root(project)
     removed: list[Path] = []
-    for line in done.stdout.splitlines():
-        if not line.startswith("worktree "):
-            continue
-        tree = Path(line.removeprefix("worktree "))
-        if tree.name != "tree" or not tree.parent.name.startswith(WORKTREE_PREFIX):
-            continue
-        if _owner_alive(tree.parent):
+    for tree in trees:
+        if _owner_alive(tree.parent) or used_as_cwd(tree):
             continue
         _remove_worktree(repo, tree)
         removed.append(tree)

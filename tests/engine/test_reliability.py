@@ -134,6 +134,78 @@ def test_after_kill_9_recover_clears_the_lock_and_the_next_up_converges(repo: Fi
     assert not up("dev", options=repo.options).has_changes
 
 
+def _in(tree: Path) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cwd"]):
+        cwd = process.info["cwd"]
+        if (
+            cwd
+            and (Path(cwd) == tree or tree in Path(cwd).parents)
+            and process.status() != psutil.STATUS_ZOMBIE
+        ):
+            found.append(process)
+    return found
+
+
+def test_recover_after_a_killed_rollback_waits_for_its_plugins_and_keeps_their_worktree(
+    repo: FixtureRepo,
+) -> None:
+    up("dev", options=repo.options)
+    repo.configure(ALL_FILES)
+    target = repo.commit("c and d, whose creates are slow")
+    env = {**os.environ, **repo.env, "FIXTURE_SLOW_CREATE": SLOW_CREATE_SECONDS}
+    process = subprocess.Popen(
+        [*CLI, "rollback", "dev", target, "--yes", "--cwd", str(repo.root)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while not _locks(repo) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _locks(repo), "the rollback never took the stack's lock"
+    time.sleep(2.5)
+    # kill -9 of the command's process group: the CLI and the engine die; the language host and the
+    # providers, in process groups of their own, go on in the rollback's worktree.
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=30)
+    (tree,) = [Path(t.removeprefix("worktree ")) for t in repo.worktrees() if t.endswith("/tree")]
+    assert _in(tree), "no plugin outlived the kill: nothing to test"
+    try:
+        refused = subprocess.run(
+            [*CLI, "recover", "dev", "--yes", "--cwd", str(repo.root)],
+            env={**os.environ, **repo.env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert refused.returncode == 1, refused.stdout
+        assert refused.stderr.startswith("StackLockedError: Pulumi plugin processes of a dead update"), (
+            refused.stderr
+        )
+        assert str(tree) in refused.stderr
+        assert tree.is_dir() and _locks(repo), "recover acted under a run that was still working"
+    finally:
+        survivors = _in(tree)
+        for survivor in survivors:
+            survivor.kill()
+        psutil.wait_procs(survivors, timeout=30)
+
+    recovered = subprocess.run(
+        [*CLI, "recover", "dev", "--yes", "--json", "--cwd", str(repo.root)],
+        env={**os.environ, **repo.env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert recovered.returncode == 0, recovered.stderr
+    assert json.loads(recovered.stdout)["removed_worktrees"] == [str(tree)]
+    assert up("dev", options=repo.options).outputs["files"] == ALL_FILES
+    assert repo.on_disk() == ALL_FILES and _state_files(repo) == ALL_FILES
+
+
 def test_recover_refuses_while_the_update_still_runs(repo: FixtureRepo) -> None:
     up("dev", options=repo.options)
     process = _start_slow_up(repo)
