@@ -276,11 +276,15 @@ def main() -> None:
 def _checked_policy_packs(
     _ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
 ) -> tuple[str, ...]:
-    """Each ``--policy-pack``: ``gitops-infra`` (the bundled pack), or a directory that exists."""
+    """Each ``--policy-pack``: ``gitops-infra`` (the bundled pack), or a directory that exists.
+
+    A directory is made absolute here, against the shell's directory where it was checked: the engine
+    runs from ``--cwd``'s, where a relative path would name another directory or none.
+    """
     for pack in value:
         if pack != POLICY_PACK and not (pack and Path(pack).is_dir()):  # Path('') would be '.'
             raise click.BadParameter(f"{pack!r} is not a directory, nor {POLICY_PACK!r} (the bundled pack)")
-    return value
+    return tuple(pack if pack == POLICY_PACK else str(Path(pack).absolute()) for pack in value)
 
 
 policy_packs_option = click.option(

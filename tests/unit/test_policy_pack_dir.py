@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -81,3 +84,89 @@ def test_the_cli_takes_the_name_or_a_directory(pack: str, ok: bool) -> None:
     else:
         with pytest.raises(Exception, match="not a directory, nor 'gitops-infra'"):
             command.make_context(str(name), rest, parent=context)
+
+
+# -- a cache someone else can write to (a self-hosted runner's ~/.cache, a shared XDG_CACHE_HOME) ----------
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        pytest.param(
+            lambda d: (d / "__main__.py").write_text("# every policy is now a no-op\n"), id="the program"
+        ),
+        pytest.param(lambda d: (d / "PulumiPolicy.yaml").write_text("runtime: python\n"), id="the settings"),
+        pytest.param(lambda d: (d / "sitecustomize.py").write_text("import os\n"), id="a file added"),
+    ],
+)
+def test_a_copy_that_differs_from_the_bundled_bytes_is_written_again(tamper: Any) -> None:
+    made = pack_dir()
+    expected = {p.name: p.read_bytes() for p in made.iterdir()}
+    tamper(made)
+    assert pack_dir() == made
+    assert {p.name: p.read_bytes() for p in made.iterdir()} == expected
+
+
+def test_a_planted_copy_behind_a_symlink_is_replaced_not_followed(cache: Path, tmp_path: Path) -> None:
+    made = pack_dir()
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    for path in made.iterdir():
+        (planted / path.name).write_bytes(path.read_bytes())
+    (planted / "__main__.py").write_text("# no-op policies\n")
+    shutil.rmtree(made)
+    made.symlink_to(planted)
+    assert pack_dir() == made and not made.is_symlink()
+    assert (planted / "__main__.py").read_text() == "# no-op policies\n"  # never written through
+
+
+@pytest.mark.parametrize(
+    ("arrange", "problem"),
+    [
+        pytest.param(
+            lambda c: (c / "gitops-infra").chmod(0o777), "writable by group or others", id="world-writable"
+        ),
+        pytest.param(
+            lambda c: (c / "gitops-infra" / "policy").chmod(0o775), "writable by group", id="group-writable"
+        ),
+        pytest.param(
+            lambda c: (
+                (c / "gitops-infra" / "policy").rename(c / "elsewhere"),
+                (c / "gitops-infra" / "policy").symlink_to(c / "elsewhere"),
+            ),
+            "is a symlink",
+            id="a symlink",
+        ),
+    ],
+)
+def test_a_cache_directory_others_control_is_refused(cache: Path, arrange: Any, problem: str) -> None:
+    pack_dir()
+    arrange(cache)
+    with pytest.raises(WorkspaceError, match=f"the policy pack cache .* {problem}"):
+        pack_dir()
+
+
+def test_a_cache_directory_of_another_user_is_refused(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pack_dir()
+    monkeypatch.setattr(os, "getuid", lambda: os.stat(cache).st_uid + 1)  # the cache is now someone else's
+    with pytest.raises(WorkspaceError, match="is owned by another user"):
+        pack_dir()
+
+
+def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # invalid under the XDG spec
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert pack_dir().is_relative_to(tmp_path / "home" / ".cache" / "gitops-infra" / "policy")
+
+
+def test_a_relative_policy_pack_is_made_absolute_where_it_was_checked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "packs" / "mine").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    args = ["preview", "dev", "--policy-pack", "packs/mine", "--policy-pack", POLICY_PACK]
+    context = main.make_context("gitops-infra", list(args))
+    name, command, rest = main.resolve_command(context, args)
+    assert command is not None
+    made = command.make_context(str(name), rest, parent=context)
+    assert made.params["policy_packs"] == (str(tmp_path / "packs" / "mine"), POLICY_PACK)
