@@ -22,6 +22,7 @@ from .. import automation
 from ..errors import GitOpsInfraError, StackNameError
 from ..policy import POLICY_PACK
 from ._markdown import to_markdown
+from ._text import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -67,9 +68,12 @@ class CliError(click.ClickException):
 
 
 def echo(text: str, *, err: bool = False, nl: bool = True) -> bool:
-    """``click.echo``, except that a closed stream is the end of output: False when it was closed."""
+    """``click.echo``, except that a closed stream is the end of output: False when it was closed.
+
+    Control characters in ``text`` (an error quoting a hostile name) are shown as escapes.
+    """
     try:
-        click.echo(text, err=err, nl=nl)
+        click.echo(printable(text, keep_newlines=True), err=err, nl=nl)
     except BrokenPipeError:
         from ._console import silence
 

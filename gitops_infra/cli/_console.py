@@ -12,6 +12,8 @@ from typing import Any
 from pulumi import automation as auto
 from rich.console import Console
 
+from ._text import printable
+
 __all__ = ["CliConsole", "StepPrinter", "silence"]
 
 
@@ -33,6 +35,16 @@ class CliConsole(Console):
     """
 
     closed = False
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """``Console.print``, with every control character in a string shown as an escape.
+
+        What the CLI prints carries names and messages from outside (resource names, commit messages,
+        engine errors): an escape sequence, a carriage return or a bidi override in one of them could
+        rewrite what the terminal shows. Newlines and tabs stay.
+        """
+        shown = (printable(o, keep_newlines=True) if isinstance(o, str) else o for o in objects)
+        super().print(*shown, **kwargs)
 
     def on_broken_pipe(self) -> None:
         self.closed = True

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import automation
 from ._app import EXIT_ERROR, EXIT_OK, EXIT_PENDING, Invocation, fleet_command, formats, main
-from ._markdown import cell, code, details, table
+from ._markdown import Plain, code, details, table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -102,9 +102,10 @@ def _drift_rows(report: automation.DriftReport) -> list[tuple[Any, ...]]:
     rows: list[tuple[Any, ...]] = []
     for resource in report.resources:
         if not resource.diffs:
-            rows.append((resource.kind.value, code(resource.urn), "", "", ""))
+            rows.append((Plain(resource.kind.value), code(resource.urn), Plain(""), Plain(""), Plain("")))
         for diff in resource.diffs:
-            rows.append((resource.kind.value, code(resource.urn), diff.path, diff.recorded, diff.actual))
+            kind = Plain(resource.kind.value)
+            rows.append((kind, code(resource.urn), diff.path, diff.recorded, diff.actual))
     return rows
 
 
@@ -115,7 +116,11 @@ def drift_markdown(result: automation.DriftReport) -> str:
     """One stack's drift as Markdown: the counts by kind, then each drifted property folded."""
     kinds = Counter(r.kind.value for r in result.resources)
     lines = [f"### Drift of {code(result.stack)}", ""]
-    lines += table(["drift", "count"], sorted(kinds.items())) if kinds else ["No drift."]
+    lines += (
+        table(["drift", "count"], [(Plain(k), n) for k, n in sorted(kinds.items())])
+        if kinds
+        else ["No drift."]
+    )
     if result.resources:
         lines += details(f"{len(result.resources)} drifted", table(_DRIFT_HEADER, _drift_rows(result)))
     return "\n".join(lines) + "\n"
@@ -124,11 +129,11 @@ def drift_markdown(result: automation.DriftReport) -> str:
 def fleet_drift_markdown(result: automation.FleetDrift) -> str:
     """Every stack's drift as Markdown: one row a stack, then each stack's drift or error folded."""
 
-    def outcome(checked: automation.StackDrift) -> str:
+    def outcome(checked: automation.StackDrift) -> Plain:
         if checked.error is not None:
-            return f"error: {checked.error.type}"
+            return Plain(f"error: {checked.error.type}")  # the name of one of our exception classes
         assert checked.report is not None  # a check without an error has a report
-        return f"{len(checked.report.resources)} drifted" if checked.has_drift else "no drift"
+        return Plain(f"{len(checked.report.resources)} drifted" if checked.has_drift else "no drift")
 
     lines = [
         "### Drift of every stack",
@@ -138,9 +143,9 @@ def fleet_drift_markdown(result: automation.FleetDrift) -> str:
     body: list[str] = []
     for checked in result.stacks:
         if checked.error is not None:
-            body += [f"**{checked.stack}**: {cell(checked.error.message)}", ""]
+            body += [f"{code(checked.stack)}: {code(checked.error.message)}", ""]
         elif checked.report is not None and checked.report.has_drift:
-            body += [f"**{checked.stack}**", "", *table(_DRIFT_HEADER, _drift_rows(checked.report)), ""]
+            body += [code(checked.stack), "", *table(_DRIFT_HEADER, _drift_rows(checked.report)), ""]
     if body:
         lines += details("details", body[:-1])
     return "\n".join(lines) + "\n"
@@ -151,19 +156,21 @@ def status_markdown(statuses: Sequence[automation.StackStatus]) -> str:
     rows = []
     for status in statuses:
         last = status.last
-        lock = {None: "unknown", False: "no", True: f"by {status.lock}"}[status.locked]
-        head = {None: "", True: "yes", False: "no"}[status.at_head]
+        lock = (
+            Plain({None: "unknown", False: "no"}[status.locked]) if not status.locked else f"by {status.lock}"
+        )
+        head = Plain({None: "", True: "yes", False: "no"}[status.at_head])
         if status.error is not None:
-            rows.append((status.stack, f"error: {status.error.type}", "", "", "", ""))
+            rows.append((status.stack, Plain(f"error: {status.error.type}"), *[Plain("")] * 4))
         elif last is None:
-            rows.append((status.stack, "never deployed", "", "", "", lock))
+            rows.append((status.stack, Plain("never deployed"), Plain(""), Plain(""), Plain(""), lock))
         else:
             when = last.start_time.isoformat(timespec="seconds")
             summary = f"v{last.version} {last.kind} {last.result}"
             rows.append((status.stack, summary, when, (last.commit or "")[:12], head, lock))
     lines = ["### Stack status", "", *table(["stack", "last", "at", "commit", "HEAD", "locked"], rows)]
-    messages = [f"- **{s.stack}**: {cell(s.last.message)}" for s in statuses if s.last and s.last.message]
-    messages += [f"- **{s.stack}**: {cell(s.error.message)}" for s in statuses if s.error is not None]
+    messages = [f"- {code(s.stack)}: {code(s.last.message)}" for s in statuses if s.last and s.last.message]
+    messages += [f"- {code(s.stack)}: {code(s.error.message)}" for s in statuses if s.error is not None]
     if messages:
         lines += details("messages", messages)
     return "\n".join(lines) + "\n"

@@ -10,38 +10,66 @@ reach the Markdown. Everything a result carries (names, messages) is escaped, si
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["Code", "cell", "code", "counts", "details", "escape", "table", "to_markdown"]
+from ._text import one_line
 
-_MAX_VALUE = 80
+__all__ = ["Code", "Plain", "cell", "code", "counts", "details", "escape", "table", "to_markdown"]
+
+_MAX_VALUE = 200
+"""A table value (a drift's recorded or actual value, a plan's inputs) is cut after this many characters;
+messages and errors are shown whole."""
 
 
-def cell(value: Any) -> str:
-    """One table cell: a single line, pipes escaped, long values cut."""
+def cell(value: Any) -> Code:
+    """One table value, as inline code: one line, cut when long."""
     shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    shown = escape(" ".join(shown.split())).replace("|", "\\|")  # a pipe would end the cell
-    return shown if len(shown) <= _MAX_VALUE else shown[: _MAX_VALUE - 1] + "…"
+    shown = one_line(shown)
+    return code(shown if len(shown) <= _MAX_VALUE else shown[: _MAX_VALUE - 1] + "…")
 
 
 def escape(text: str) -> str:
-    """Free text, with ``<computed>`` and the like kept visible: Markdown would read them as HTML tags."""
+    """Our own free text, with ``<computed>`` and the like kept visible: Markdown would read them as tags."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class Code(str):
-    """A value shown whole as inline code (a URN, a type): never cut, pipes escaped."""
+    """Text shown as inline code: nothing in it is read as Markdown or HTML."""
 
 
-def code(value: str) -> Code:
-    escaped = value.replace("`", "").replace("|", "\\|")
-    return Code(f"`{escaped}`")
+class Plain(str):
+    """Our own words in a table (an operation, a count, "no drift"): shown as they are."""
+
+
+def code(value: Any) -> Code:
+    """``value`` whole as inline code: one line, controls escaped, and nothing in it read as Markdown or
+    HTML (links, images, mentions, emphasis, tags, comments). Every string a result carries goes through
+    here, since any of them may be hostile.
+
+    A backtick in the value needs a longer fence (CommonMark code spans), and one at either end a space
+    inside it.
+    """
+    text = one_line(value if isinstance(value, str) else json.dumps(value, sort_keys=True))
+    if not text:
+        return Code("")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return Code(f"{fence}{pad}{text}{pad}{fence}")
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    """A table; each value is inline code (:func:`cell`), and a pipe in it is escaped (GFM reads that
+    inside code spans too), so no value can end its cell or its row."""
+
+    def shown(value: Any) -> str:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return (value if isinstance(value, Code | Plain) else cell(value)).replace("|", "\\|")
+
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(c if isinstance(c, Code) else cell(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(shown(c) for c in row) + " |" for row in rows]
     return lines
 
 
@@ -50,7 +78,7 @@ def details(summary: str, body: list[str]) -> list[str]:
 
 
 def counts(changes: Mapping[str, int]) -> list[str]:
-    rows = [(op, count) for op, count in sorted(changes.items()) if count]
+    rows = [(Plain(op), count) for op, count in sorted(changes.items()) if count]
     return table(["operation", "count"], rows) if rows else ["No changes."]
 
 

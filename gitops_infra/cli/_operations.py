@@ -27,7 +27,7 @@ from ._app import (
     message_option,
     policy_packs_option,
 )
-from ._markdown import code, counts, details, table
+from ._markdown import Plain, code, counts, details, table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -301,6 +301,6 @@ def preview_markdown(result: automation.PreviewResult) -> str:
     """A preview (of ``up``, a rollback or a destroy) as Markdown: the counts, then the steps folded."""
     lines = [f"### Preview of {code(result.stack)}", "", *counts(result.changes)]
     if result.steps:
-        rows = [(step.op, code(step.urn), ", ".join(step.keys)) for step in result.steps]
+        rows = [(Plain(step.op), code(step.urn), ", ".join(step.keys)) for step in result.steps]
         lines += details(f"{len(result.steps)} steps", table(["operation", "resource", "changed"], rows))
     return "\n".join(lines) + "\n"

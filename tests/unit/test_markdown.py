@@ -46,7 +46,7 @@ def test_a_preview_is_a_count_table_then_the_steps_folded() -> None:
         "\n"
         "| operation | resource | changed |\n"
         "|---|---|---|\n"
-        f"| update | `{URN}` | content |\n"
+        f"| update | `{URN}` | `content` |\n"
         "\n"
         "</details>\n"
     )
@@ -64,16 +64,16 @@ def test_drift_shows_values_masked_escaped_and_cut() -> None:
                 diffs=(
                     PropertyDiff(path="token", recorded=SECRET, actual=SECRET),
                     PropertyDiff(path="content", recorded="a|b", actual="<computed>"),
-                    PropertyDiff(path="long", recorded="x" * 200, actual=None),
+                    PropertyDiff(path="long", recorded="x" * 300, actual=None),
                 ),
             ),
         ),
     )
     text = to_markdown(report)
     assert "| drift | count |\n|---|---|\n| changed | 1 |" in text
-    assert f"| changed | `{URN}` | token | [secret] | [secret] |" in text
-    assert "| content | a\\|b | &lt;computed&gt; |" in text  # a pipe ends no cell, a tag hides nothing
-    assert "x" * 79 + "…" in text and "x" * 80 not in text
+    assert f"| changed | `{URN}` | `token` | `[secret]` | `[secret]` |" in text
+    assert "| `content` | `a\\|b` | `<computed>` |" in text  # a pipe ends no cell, a tag is code
+    assert "x" * 199 + "…" in text and "x" * 200 not in text
     assert to_markdown(DriftReport(stack="dev")).endswith("No drift.\n")
 
 
@@ -91,8 +91,8 @@ def test_fleet_drift_has_one_row_per_stack_and_the_details_of_the_others() -> No
         )
     )
     text = to_markdown(fleet)
-    assert "| broken | error: StackNotFoundError |\n| dev | 1 drifted |\n| prod | no drift |" in text
-    assert "**broken**: no stack 'broken'" in text and f"| deleted | `{URN}` |" in text
+    assert "| `broken` | error: StackNotFoundError |\n| `dev` | 1 drifted |\n| `prod` | no drift |" in text
+    assert "`broken`: `no stack 'broken'`" in text and f"| deleted | `{URN}` |" in text
 
 
 def test_status_is_a_row_per_stack() -> None:
@@ -103,13 +103,119 @@ def test_status_is_a_row_per_stack() -> None:
         StackStatus("prod", None, at_head=None, locked=False),
     )
     text = to_markdown(statuses)
-    row = "| dev | v1 update succeeded | 2026-11-30T12:00:00+00:00 | 0123456789ab | yes | by ci@runner-1 pid"
+    row = "| `dev` | `v1 update succeeded` | `2026-11-30T12:00:00+00:00` | `0123456789ab` | yes | `by ci@"
     assert row in text
-    assert "| prod | never deployed |  |  |  | no |" in text
-    assert "- **dev**: deploy \\| now" in text
+    assert "| `prod` | never deployed |  |  |  | no |" in text
+    assert "- `dev`: `deploy | now`" in text  # outside a table a pipe is only text
     assert to_markdown(statuses[0]).startswith("### Stack status")
 
 
 def test_anything_else_is_refused() -> None:
     with pytest.raises(TypeError, match="no Markdown rendering for int"):
         to_markdown(3)
+
+
+# -- hostile strings render as text (this output goes into pull-request comments) ---------------------------
+
+HOSTILE = [
+    "<img src=x onerror=alert('evil')>",
+    "<!-- evil: the rest of the comment vanishes",
+    "@evil-octocat please approve",
+    "**evil** _evil_ ~~evil~~",
+    "[evil](https://evil.example/)",
+    "![evil](https://evil.example/x.png)",
+    "evil\n\n| forged | row |\n|---|---|\n| a | b |",
+    "`evil` and ``evil`` and ```evil",
+    "</details><script>alert('evil')</script><details>",
+    "evil | pipes | everywhere",
+    "evil\r\n# a heading",
+    "evil\u202e reversed",
+    "evil\x1b[31m red",
+]
+
+
+def _html(markdown: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+
+
+def _outside_code(html: str) -> str:
+    import re
+
+    return re.sub(r"<code>.*?</code>", "", html, flags=re.S)
+
+
+def _renderings(hostile: str) -> list[tuple[str, int]]:
+    """Every rendering with ``hostile`` wherever a result carries outside text; each with its table rows."""
+    urn = f"urn:pulumi:dev::p::t::{hostile}"
+    when = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    drift = DriftReport(
+        stack=hostile,
+        resources=(
+            DriftedResource(
+                urn=urn,
+                type="t",
+                kind=DriftKind.CHANGED,
+                diffs=(PropertyDiff(path=hostile, recorded=hostile, actual={"k": hostile}),),
+            ),
+        ),
+    )
+    fleet = FleetDrift(
+        stacks=(
+            StackDrift(stack=hostile, report=None, error=StackError("StackNotFoundError", hostile)),
+            StackDrift(stack=f"{hostile}2", report=drift),
+        )
+    )
+    last = Deployment(1, "update", "succeeded", when, when, hostile, "0123456789abcdef")
+    status = StackStatus(hostile, last, at_head=True, locked=True, lock=StackLock(hostile, hostile, 42))
+    preview = PreviewResult(
+        stack=hostile, changes={"update": 1}, steps=(Step(urn=urn, op="update", type="t", keys=(hostile,)),)
+    )
+    # (rendering, <tr> rows it must have: header rows included)
+    return [
+        (to_markdown(drift), 2 + 2),
+        (to_markdown(fleet), 3 + 2),
+        (to_markdown((status,)), 2),
+        (to_markdown(preview), 2 + 2),
+    ]
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_a_hostile_string_renders_as_text_wherever_it_appears(hostile: str) -> None:
+    for markdown, rows in _renderings(hostile):
+        html = _html(markdown)
+        outside = _outside_code(html)
+        assert "evil" not in outside, outside  # only ever inside code: never a tag, a link or a mention
+        for tag in ("<img", "<a ", "<script", "<!--", "<strong", "<em", "<del", "<h1"):
+            assert tag not in outside, (tag, outside)
+        assert html.count("<tr>") == rows, html  # no row forged, none broken
+        assert html.count("<details>") == html.count("</details>") <= 1
+
+
+# -- and on a terminal, no control character is printed as one --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("hostile", "shown"),
+    [
+        ("a\x1b[2J\x1b[Hwiped", "a\\x1b[2J\\x1b[Hwiped"),  # clear the screen
+        ("ok\rFAKED", "ok\\x0dFAKED"),  # overwrite the line
+        ("evil\u202etxt.exe", "evil\\u202etxt.exe"),  # a bidi override
+        ("bell\x07", "bell\\x07"),
+    ],
+)
+def test_text_output_shows_control_characters_as_escapes(hostile: str, shown: str) -> None:
+    import io
+
+    from gitops_infra.cli._console import CliConsole
+    from gitops_infra.cli._operations import print_preview
+
+    out = io.StringIO()
+    console = CliConsole(file=out, highlight=False, markup=False, soft_wrap=True, width=200)
+    step = Step(urn=f"urn:pulumi:dev::p::t::{hostile}", op="update", type="t", keys=("content",))
+    print_preview(console, "Preview", PreviewResult(stack="dev", changes={"update": 1}, steps=(step,)))
+    console.print(f"message: {hostile}")
+    text = out.getvalue()
+    assert shown in text and hostile not in text
+    assert not any(c in text for c in "\x1b\r\x07\u202e")
