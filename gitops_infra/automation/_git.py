@@ -12,7 +12,15 @@ from pathlib import Path
 
 from ..errors import CommitNotFoundError, GitError
 
-__all__ = ["head_commit", "repo_root", "resolve_commit", "run_git", "tracked_changes"]
+__all__ = [
+    "has_commit",
+    "head_commit",
+    "repo_root",
+    "resolve_commit",
+    "run_git",
+    "shallow_hint",
+    "tracked_changes",
+]
 
 
 def run_git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -35,8 +43,25 @@ def resolve_commit(repo: Path, ref: str) -> str:
     """The full sha ``ref`` (a sha, tag or ref) names in ``repo``; ``CommitNotFoundError`` otherwise."""
     done = run_git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if done.returncode != 0 or not done.stdout.strip():
-        raise CommitNotFoundError(f"{ref!r} is not a commit, tag or ref in {repo}", commit=ref)
+        raise CommitNotFoundError(
+            f"{ref!r} is not a commit, tag or ref in {repo}{shallow_hint(repo)}", commit=ref
+        )
     return done.stdout.strip()
+
+
+def has_commit(repo: Path, sha: str) -> bool:
+    """True when ``repo`` holds commit ``sha`` (a shallow clone may not)."""
+    return run_git(repo, "cat-file", "-e", f"{sha}^{{commit}}").returncode == 0
+
+
+def shallow_hint(repo: Path) -> str:
+    """What to do when a commit is missing from a shallow clone, or ``""`` for a full one."""
+    if run_git(repo, "rev-parse", "--is-shallow-repository").stdout.strip() != "true":
+        return ""
+    return (
+        "; this is a shallow clone, which holds only the newest commits: fetch the history "
+        "(`git fetch --unshallow`, or `fetch-depth: 0` with actions/checkout)"
+    )
 
 
 def head_commit(repo: Path) -> str:
@@ -45,5 +70,21 @@ def head_commit(repo: Path) -> str:
 
 
 def tracked_changes(repo: Path) -> bool:
-    """True when tracked files differ from the checked-out commit (untracked files do not count)."""
-    return bool(run_git(repo, "status", "--porcelain", "--untracked-files=no").stdout.strip())
+    """True when tracked files differ from the checked-out commit (untracked files do not count).
+
+    Fails closed: ``GitError`` when git cannot say. Files marked ``--skip-worktree`` or
+    ``--assume-unchanged`` count as changed, since ``git status`` does not look at them at all: an edit
+    hidden that way would reach a stack as if it were the commit.
+    """
+    status = run_git(repo, "status", "--porcelain", "--untracked-files=no")
+    if status.returncode != 0:
+        raise GitError(
+            f"`git status` failed in {repo}, so its work tree cannot be checked: {status.stderr.strip()}"
+        )
+    if status.stdout.strip():
+        return True
+    listed = run_git(repo, "ls-files", "-v")
+    if listed.returncode != 0:
+        raise GitError(f"`git ls-files -v` failed in {repo}: {listed.stderr.strip()}")
+    # -v tags a skip-worktree file `S` and an assume-unchanged one in lowercase (`h`, ...).
+    return any(line[:1] == "S" or line[:1].islower() for line in listed.stdout.splitlines())

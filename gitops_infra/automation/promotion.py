@@ -44,8 +44,9 @@ def require_promoted_on(target: StackTarget, source: str, options: StackOptions 
     head = head_commit(repo)
     if tracked_changes(repo):
         raise PromotionError(
-            f"the work tree at {head[:12]} has uncommitted changes, so `up {stack}` would not apply a commit "
-            f"stack {source!r} ran; commit them and deploy that commit to {source!r} first",
+            f"the work tree at {head[:12]} has uncommitted changes (or files marked --skip-worktree or "
+            f"--assume-unchanged, which git status does not look at), so `up {stack}` would not apply a "
+            f"commit stack {source!r} ran; commit them and deploy that commit to {source!r} first",
             stack=source,
             commit=head,
         )

@@ -22,7 +22,7 @@ from pulumi import automation as auto
 
 from ..errors import CommitNotFoundError, GitError
 from ._engine import run_engine
-from ._git import repo_root, resolve_commit, run_git
+from ._git import has_commit, repo_root, resolve_commit, run_git, shallow_hint
 from ._processes import alive_here, used_as_cwd
 from ._stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings, read_mapping
 from ._target import Project, StackTarget
@@ -221,10 +221,26 @@ def checked_out(target: StackTarget, repo: Path, sha: str, named_as: str) -> Ite
     refused before anything is checked out.
     """
     relative = target.project.path.resolve().relative_to(repo.resolve())
-    candidates = [relative / f"{PROJECT_FILE}{extension}" for extension in SETTINGS_EXTENSIONS]
-    if not any(run_git(repo, "cat-file", "-e", f"{sha}:{c.as_posix()}").returncode == 0 for c in candidates):
+    if not has_commit(repo, sha):
+        raise CommitNotFoundError(
+            f"commit {sha[:12]} ({named_as}) is not in this clone{shallow_hint(repo)}", commit=named_as
+        )
+
+    def at_commit(base: str) -> bool:
+        paths = (relative / f"{base}{extension}" for extension in SETTINGS_EXTENSIONS)
+        return any(run_git(repo, "cat-file", "-e", f"{sha}:{p.as_posix()}").returncode == 0 for p in paths)
+
+    if not at_commit(PROJECT_FILE):
         raise CommitNotFoundError(
             f"commit {sha[:12]} ({named_as}) has no {relative / 'Pulumi.yaml'}; it predates this project",
+            commit=named_as,
+        )
+    stack_file = target.project.stack_settings(target.stack_name)
+    if stack_file is not None and not at_commit(target.stack_name.settings_base):
+        # The stack would run with no config of its own: whatever the program's defaults make of that.
+        raise CommitNotFoundError(
+            f"commit {sha[:12]} ({named_as}) has no {relative / stack_file.name}: it predates stack "
+            f"{target.stack!r}'s config, so the stack would run without it; pick a commit that has it",
             commit=named_as,
         )
     with _worktree(repo, sha) as tree:

@@ -9,9 +9,17 @@ import pytest
 from click.testing import CliRunner
 from pulumi import automation as auto
 
-from gitops_infra.automation import destroy, history, promote, refresh, rollback_to_commit, up
+from gitops_infra.automation import (
+    StackOptions,
+    destroy,
+    history,
+    promote,
+    refresh,
+    rollback_to_commit,
+    up,
+)
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
-from gitops_infra.errors import OperationFailedError, PromotionError
+from gitops_infra.errors import CommitNotFoundError, OperationFailedError, PromotionError
 
 from ..support import git
 from .conftest import SECRET_TOKEN, FixtureRepo
@@ -175,3 +183,39 @@ def test_the_guard_takes_promotes_rule(repo: FixtureRepo, tmp_path: Path) -> Non
     with pytest.raises(PromotionError, match=r"moved on since: its newest deployment is version 4 \(destroy"):
         up("prod", options=repo.options, require_promoted_from="dev")
     assert _on_disk(prod_dir) == {"a": "prod-one"}
+
+
+def test_the_guard_sees_an_edit_hidden_from_git_status(repo: FixtureRepo, tmp_path: Path) -> None:
+    prod_dir = _add_prod(repo, tmp_path)
+    repo.commit("a prod stack")
+    up("dev", options=repo.options)
+    git(repo.root, "update-index", "--skip-worktree", "Pulumi.prod.yaml")
+    _set_prod_files(repo, {"a": "not what dev proved"})  # git status shows nothing now
+    with pytest.raises(PromotionError, match="--skip-worktree"):
+        up("prod", options=repo.options, require_promoted_from="dev")
+    assert _on_disk(prod_dir) == {} and history("prod", options=repo.options) == ()
+
+
+def test_promote_refuses_a_commit_that_predates_the_targets_config(repo: FixtureRepo, tmp_path: Path) -> None:
+    up("dev", options=repo.options)  # dev's commit has no Pulumi.prod.yaml yet
+    prod_dir = _add_prod(repo, tmp_path)
+    repo.commit("a prod stack")
+    with pytest.raises(CommitNotFoundError, match=r"has no Pulumi\.prod\.yaml: it predates stack 'prod'"):
+        promote("dev", "prod", options=repo.options)
+    assert _on_disk(prod_dir) == {} and history("prod", options=repo.options) == ()
+    assert len(repo.worktrees()) == 1
+
+
+def test_a_shallow_clone_says_the_commit_is_not_in_it(repo: FixtureRepo, tmp_path: Path) -> None:
+    _add_prod(repo, tmp_path)
+    proven = repo.commit("a prod stack")
+    up("dev", options=repo.options)
+    repo.configure({"a": "one", "c": "later"})
+    repo.commit("the next change")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo.root}", str(shallow))
+    options = StackOptions(work_dir=shallow, env=repo.env)
+    with pytest.raises(CommitNotFoundError) as info:
+        promote("dev", "prod", options=options)
+    assert f"commit {proven[:12]}" in str(info.value) and "is not in this clone" in str(info.value)
+    assert "fetch-depth: 0" in str(info.value) and "predates" not in str(info.value)
