@@ -69,7 +69,8 @@ SUBSTITUTION_NAME_PATTERN = r"^[_A-Za-z][_A-Za-z0-9]*$"
 """The variable names Flux substitutes (kustomize-controller's ``varsubRegex``); every key must match."""
 
 DOMAIN_PATTERN = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
-_VERSION = re.compile(r"^(\d+)(?:\.(\d+))?$")
+_VERSION = re.compile(r"^(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?$")
+"""``MAJOR`` or ``MAJOR.MINOR``, ASCII digits with no leading zero: ``01`` is not a version."""
 
 
 class Environment(BaseModel):

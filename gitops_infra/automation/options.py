@@ -6,11 +6,13 @@ Importable without the engine: the CLI builds its options (and their help) when 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import ArgumentError
 from ..redaction import masked_values, safe_url
 
 if TYPE_CHECKING:
@@ -42,6 +44,15 @@ class StackOptions:
     """Called with each engine event as it streams, for progress displays."""
     lock_wait: float = 0.0
     """Seconds to keep retrying while another update holds the stack's lock; 0 fails at once."""
+
+    def __post_init__(self) -> None:
+        # NaN compares false with every deadline, so it meant "retry forever"; so did infinity.
+        if not (
+            isinstance(self.lock_wait, int | float) and math.isfinite(self.lock_wait) and self.lock_wait >= 0
+        ):
+            raise ArgumentError(
+                f"lock_wait: {self.lock_wait!r} must be a finite number of seconds, 0 or more"
+            )
 
     def __repr__(self) -> str:
         return (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import signal
 import sys
 from collections.abc import Callable
@@ -300,9 +301,18 @@ policy_packs_option = click.option(
     help="A CrossGuard policy pack directory to enforce, or gitops-infra for the bundled one (repeatable).",
 )
 create_option = click.option("--create", is_flag=True, help="Create the stack if it does not exist.")
+
+
+def _finite_seconds(_ctx: click.Context, _param: click.Parameter, value: float) -> float:
+    if not math.isfinite(value):  # nan passes FloatRange, and meant "retry forever"
+        raise click.BadParameter(f"{value!r} is not a finite number of seconds")
+    return value
+
+
 lock_wait_option = click.option(
     "--lock-wait",
     type=click.FloatRange(min=0),
+    callback=_finite_seconds,
     default=0.0,
     show_default=True,
     help="Seconds to wait for another update's lock before failing.",

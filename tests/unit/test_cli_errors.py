@@ -19,6 +19,8 @@ FAILURES = [
     (["rollback", "dev", "--json"], "UsageError"),
     (["recover", "dev", "--json"], "UsageError"),
     (["up", "dev", "--yes", "--lock-wait", "-1", "--json"], "UsageError"),
+    (["up", "dev", "--yes", "--lock-wait", "nan", "--json"], "UsageError"),  # it retried forever
+    (["drift", "dev", "--lock-wait", "inf", "--json"], "UsageError"),
     (["up", "--json"], "UsageError"),  # STACK missing
     (["preview", "dev", "--no-such-option", "--json"], "UsageError"),
     (["preview", "dev", "--json", "--cwd", "/no/such/directory"], "UsageError"),
@@ -67,3 +69,12 @@ def test_an_interrupted_plan_reports_the_interrupt_not_a_broken_module(tmp_path:
     assert done.returncode == 128 + signal.SIGINT, done.stderr
     assert done.stderr.startswith("Interrupted: ")
     assert "has no attribute" not in done.stderr and "OperationFailedError" not in done.stderr
+
+
+@pytest.mark.parametrize("seconds", [float("nan"), float("inf"), -1.0])
+def test_the_library_refuses_a_lock_wait_that_never_ends(seconds: float) -> None:
+    from gitops_infra.automation import StackOptions
+    from gitops_infra.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match=r"lock_wait: .* must be a finite number of seconds"):
+        StackOptions(lock_wait=seconds)

@@ -113,6 +113,13 @@ def test_data_without_a_contract_version_are_refused() -> None:
         parse_environment(environment_data(ENV) | {CONTRACT_VERSION_KEY: "v1"})
 
 
+@pytest.mark.parametrize("version", ["01", "1.01", "\u0661", "1.\u0663", "\uff11"])
+def test_a_leading_zero_or_a_non_ascii_digit_is_not_a_version(version: str) -> None:
+    # "01" read as major 1... or as an unknown major: either way not what a writer meant. Refused as such.
+    with pytest.raises(EnvironmentContractError, match="is not a contract version"):
+        parse_environment(environment_data(ENV) | {CONTRACT_VERSION_KEY: version})
+
+
 def test_a_newer_minor_version_only_adds_keys_which_are_ignored() -> None:
     newer = environment_data(ENV) | {CONTRACT_VERSION_KEY: "1.3", "clusterIssuer": "letsencrypt"}
     assert parse_environment(newer) == ENV
