@@ -24,7 +24,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -37,6 +36,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from gitops_infra._yaml import YamlRefused, load_documents
 from gitops_infra.checks import DNS_LABEL_PATTERN
 from gitops_infra.errors import EnvironmentContractError
 
@@ -65,6 +65,8 @@ A reader accepts its own major version (``1``, ``1.3``) and refuses any other, b
 may change what a key means. A newer minor version only adds keys, which an older reader ignores.
 """
 CONTRACT_VERSION_KEY = "contractVersion"
+MAX_CONFIGMAP_BYTES = 1024 * 1024
+"""The most a ConfigMap holds (the API server's limit): a larger document is no ConfigMap to check."""
 SUBSTITUTION_NAME_PATTERN = r"^[_A-Za-z][_A-Za-z0-9]*$"
 """The variable names Flux substitutes (kustomize-controller's ``varsubRegex``); every key must match."""
 
@@ -250,12 +252,20 @@ def _is_object(document: Any) -> bool:
     return isinstance(document, Mapping) and "kind" in document and "apiVersion" in document
 
 
-def _candidates(documents: list[Any]) -> Iterator[tuple[str, Any]]:
-    """``(where, data)`` for each environment ConfigMap, or the one document when it is the data alone."""
+def _candidates(documents: list[Any], problems: list[str]) -> Iterator[tuple[str, Any]]:
+    """``(where, data)`` for each environment ConfigMap, or the one document when it is the data alone.
+
+    A ``List`` whose ``items`` is not a list, or a ConfigMap whose ``metadata`` is not a mapping, is a
+    problem of its own (appended to ``problems``), not a crash.
+    """
     items: list[Any] = []
     for document in documents:
         if isinstance(document, Mapping) and document.get("kind") == "List":
-            items.extend(document.get("items") or [])
+            listed = document.get("items")
+            if listed is not None and not isinstance(listed, list):
+                problems.append(f"items: must be a list of objects, not {type(listed).__name__}")
+                continue
+            items.extend(listed or [])
         else:
             items.append(document)
     if len(items) == 1 and not _is_object(items[0]):
@@ -264,10 +274,16 @@ def _candidates(documents: list[Any]) -> Iterator[tuple[str, Any]]:
     for item in items:
         if not _is_configmap(item):
             continue
-        metadata = item.get("metadata") or {}
-        if metadata.get("name") != ENVIRONMENT_CONFIGMAP and len(items) > 1:
+        metadata = item.get("metadata")
+        if metadata is None:
+            metadata = {}
+        if not isinstance(metadata, Mapping):
+            problems.append(f"ConfigMap metadata: must be a mapping, not {type(metadata).__name__}")
             continue
-        where = "/".join(str(part) for part in (metadata.get("namespace"), metadata.get("name")) if part)
+        name, namespace = metadata.get("name"), metadata.get("namespace")
+        if name != ENVIRONMENT_CONFIGMAP and len(items) > 1:
+            continue
+        where = "/".join(str(part) for part in (namespace, name) if isinstance(part, str) and part)
         yield f"ConfigMap {where or '(unnamed)'}", item.get("data")
 
 
@@ -290,16 +306,27 @@ def _check(where: str, data: Any) -> CheckedDocument:
     return CheckedDocument(where, environment, ())
 
 
+def _refused(source: str, problem: str) -> ContractCheck:
+    return ContractCheck(source, CONTRACT_VERSION, (), (problem,))
+
+
 def check_contract(text: str, *, source: str = "<document>") -> ContractCheck:
-    """Check ``text`` (YAML or JSON) against the environment contract; see the module docstring."""
+    """Check ``text`` (YAML or JSON) against the environment contract; see the module docstring.
+
+    The text is read by the same guarded loader as the stack files (no deeper than ``MAX_DEPTH``, no
+    alias bomb, no repeated key), and may be at most ``MAX_CONFIGMAP_BYTES``, the most a ConfigMap
+    holds: whatever it is, the answer is a ``ContractCheck``, never an exception.
+    """
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_CONFIGMAP_BYTES:
+        return _refused(source, f"is {size} bytes; a ConfigMap holds {MAX_CONFIGMAP_BYTES} at most")
     try:
-        documents = [document for document in yaml.safe_load_all(text) if document is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        return ContractCheck(source, CONTRACT_VERSION, (), (f"not YAML or JSON{at}",))
-    checked = tuple(_check(where, data) for where, data in _candidates(documents))
-    if not checked:
+        documents = [document for document in load_documents(text) if document is not None]
+    except YamlRefused as exc:
+        return _refused(source, f"the document {exc}")
+    problems: list[str] = []
+    checked = tuple(_check(where, data) for where, data in _candidates(documents, problems))
+    if not checked and not problems:
         found = "an empty document" if not documents else f"no ConfigMap named {ENVIRONMENT_CONFIGMAP!r}"
-        return ContractCheck(source, CONTRACT_VERSION, (), (f"{found}: nothing to check",))
-    return ContractCheck(source, CONTRACT_VERSION, checked)
+        problems.append(f"{found}: nothing to check")
+    return ContractCheck(source, CONTRACT_VERSION, checked, tuple(problems))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -33,20 +33,32 @@ def schema() -> None:
 
 
 @contract_group.command()
-@click.argument("file", type=click.File("rb"))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
-def check(file: Any, as_json: bool) -> None:
+def check(file: str, as_json: bool) -> None:
     """Check FILE (a ConfigMap manifest, or its data alone; YAML or JSON; - for stdin).
 
     Exits 0 when it holds the contract, 1 when it does not.
     """
-    name = str(getattr(file, "name", "-"))
-    source = "<stdin>" if name in ("-", "<stdin>") else name
+    from ..contract import MAX_CONFIGMAP_BYTES, check_contract
+
+    source = "<stdin>" if file == "-" else file
     try:
-        text = file.read().decode("utf-8")
+        # One byte past the most a ConfigMap holds is enough to know it is too big: a 50 MB file is not
+        # read whole (let alone parsed) to say so.
+        raw = _read(file, MAX_CONFIGMAP_BYTES + 1)
+    except (OSError, ValueError) as exc:  # a closed stdin, an unreadable file
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CliError("ContractCheckError", f"{source}: cannot be read ({detail})") from None
+    if len(raw) > MAX_CONFIGMAP_BYTES:
+        raise CliError(
+            "ContractCheckError",
+            f"{source}: is larger than {MAX_CONFIGMAP_BYTES} bytes, the most a ConfigMap holds",
+        )
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise CliError("ContractCheckError", f"{source}: not a text file (UTF-8 YAML or JSON)") from None
-    from ..contract import check_contract
 
     result = check_contract(text, source=source)
     if as_json:
@@ -54,6 +66,15 @@ def check(file: Any, as_json: bool) -> None:
     else:
         _print_contract_check(result)
     sys.exit(EXIT_OK if result.valid else EXIT_ERROR)
+
+
+def _read(file: str, limit: int) -> bytes:
+    if file != "-":
+        with open(file, "rb") as stream:
+            return stream.read(limit)
+    if sys.stdin is None:  # started with fd 0 closed (`<&-`)
+        raise ValueError("stdin is closed")
+    return sys.stdin.buffer.read(limit)
 
 
 def _print_contract_check(result: contract.ContractCheck) -> None:

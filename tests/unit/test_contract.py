@@ -103,7 +103,7 @@ def test_a_stream_or_list_checks_each_environment_configmap_and_only_those() -> 
     ("text", "problem"),
     [
         ("", "an empty document: nothing to check"),
-        ("a: [\n", "not YAML or JSON at line 2"),
+        ("a: [\n", "the document is not valid YAML"),
         (yaml.safe_dump_all([configmap({}, name="a"), configmap({}, name="b")]), "no ConfigMap named"),
         (yaml.safe_dump({"apiVersion": "v1", "kind": "Secret", "data": DATA}), "no ConfigMap named"),
     ],
@@ -136,3 +136,65 @@ def test_check_command_reports_an_unreadable_file_as_one_error(tmp_path: Path) -
     assert json.loads(result.stdout)["error"]["type"] == "ContractCheckError"
     missing = CliRunner().invoke(main, ["contract", "check", str(tmp_path / "missing.yaml")])
     assert missing.exit_code == EXIT_ERROR and missing.stderr.startswith("UsageError: ")
+
+
+# -- hostile input: one clear answer, bounded in time and memory --------------------------------------------
+
+HOSTILE_DOCUMENTS = [
+    pytest.param("[" * 500 + "]" * 500, "nests values more than 64 levels deep", id="500 deep"),
+    pytest.param(
+        "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+        + "".join(
+            f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+            for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+        ),
+        "expands to more than 100000 values",
+        id="an alias bomb",
+    ),
+    pytest.param("data: {a: 1, a: 2}\n", "repeats the key 'a'", id="a repeated key"),
+    pytest.param(
+        yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": "environment", "data": DATA}),
+        "ConfigMap metadata: must be a mapping, not str",
+        id="metadata a string",
+    ),
+    pytest.param(
+        yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": 7, "data": DATA}),
+        "ConfigMap metadata: must be a mapping, not int",
+        id="metadata a number",
+    ),
+    pytest.param(
+        yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": "environment"}),
+        "items: must be a list of objects, not str",
+        id="items a string",
+    ),
+    pytest.param("a: " + "x" * (1024 * 1024), "bytes; a ConfigMap holds 1048576 at most", id="over a MiB"),
+]
+
+
+@pytest.mark.parametrize(("text", "problem"), HOSTILE_DOCUMENTS)
+def test_hostile_documents_get_a_problem_not_a_crash(text: str, problem: str) -> None:
+    result = check_contract(text)
+    assert not result.valid
+    assert any(problem in p for p in result.problems), result.problems
+
+
+def test_a_huge_file_is_refused_without_reading_it_whole(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.yaml"
+    with huge.open("wb") as out:  # 50 MB took 9.5 minutes and 13.4 GB before
+        out.truncate(50 * 1024 * 1024)
+    result = CliRunner().invoke(main, ["contract", "check", str(huge), "--json"])
+    assert result.exit_code == EXIT_ERROR
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "ContractCheckError" and "larger than 1048576 bytes" in error["message"]
+
+
+def test_a_closed_stdin_is_one_json_error() -> None:
+    done = subprocess.run(  # `contract check - --json <&-`
+        ["sh", "-c", f'exec "{sys.executable}" -m gitops_infra.cli contract check - --json <&-'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == EXIT_ERROR, done.stderr
+    assert json.loads(done.stdout)["error"]["type"] == "ContractCheckError"
+    assert "Traceback" not in done.stderr
