@@ -8,6 +8,7 @@ from typing import Any
 
 from pulumi import automation as auto
 
+from ..errors import StackLockedError
 from ._engine import EngineEvents, run_engine
 from ._target import StackTarget
 from ._wire import is_secret_payload, masked
@@ -122,6 +123,17 @@ def detect_drift(stack: str, *, options: StackOptions | None = None) -> DriftRep
         drifted.append(DriftedResource(urn=meta.urn, type=meta.type, kind=kind, diffs=diffs))
 
     def work(pulumi_stack: auto.Stack, events: EngineEvents) -> DriftReport:
+        # A refresh preview takes no lock, so mid-update it compared a half-written state and said "no
+        # drift". A locked stack is reported as such (and waited for, with lock_wait).
+        files = target.file_backend()
+        held = files.locks() if files is not None else []
+        if held:
+            raise StackLockedError(
+                f"stack {stack!r} is locked by an update ({held[0]}): its state is changing, so its drift "
+                "cannot be told now; retry when it is done (lock_wait), or, if that update died, run "
+                "`gitops-infra recover`",
+                stack=stack,
+            )
         pulumi_stack.preview_refresh(on_event=events.callback(collect))
         return DriftReport(stack=stack, resources=tuple(sorted(drifted, key=lambda r: r.urn)))
 

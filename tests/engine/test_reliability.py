@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gitops_infra.automation import StackOptions, UpResult, history, up
+from gitops_infra.automation import StackOptions, UpResult, detect_drift, history, up
 from gitops_infra.errors import StackLockedError
 
 from .conftest import FixtureRepo, concurrent_ups
@@ -225,6 +225,29 @@ def test_recover_refuses_while_the_update_still_runs(repo: FixtureRepo) -> None:
         output, _ = process.communicate(timeout=120)
     assert process.returncode == 0, output
     assert repo.on_disk() == ALL_FILES
+
+
+def test_drift_during_an_update_reports_the_lock_or_waits_for_it(repo: FixtureRepo) -> None:
+    # A refresh preview takes no lock: mid-update it read a half-written state and said "no drift".
+    up("dev", options=repo.options)
+    process = _start_slow_up(repo)
+    try:
+        with pytest.raises(StackLockedError, match=r"is locked by an update \(.* pid \d+\)"):
+            detect_drift("dev", options=repo.options)
+        drift = subprocess.run(
+            [*CLI, "drift", "dev", "--json", "--cwd", str(repo.root)],
+            env={**os.environ, **repo.env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert drift.returncode == 1 and json.loads(drift.stdout)["error"]["type"] == "StackLockedError"
+        # With a lock wait, the check runs once the update is done, on the state it wrote.
+        waited = detect_drift("dev", options=StackOptions(work_dir=repo.root, env=repo.env, lock_wait=120))
+        assert not waited.has_drift
+    finally:
+        output, _ = process.communicate(timeout=120)
+    assert process.returncode == 0, output
 
 
 def test_five_concurrent_ups_apply_one_at_a_time_and_the_state_stays_valid(repo: FixtureRepo) -> None:
