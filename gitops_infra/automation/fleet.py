@@ -9,6 +9,7 @@ commit, and who holds its lock, without running the engine's update machinery.
 from __future__ import annotations
 
 import re
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from ._work import deployments
 from .drift import detect_drift
 from .options import DEFAULT_PARALLEL, StackOptions
 from .results import Deployment, DriftReport
+from .signals import interrupted
 
 __all__ = [
     "DEFAULT_PARALLEL",
@@ -112,11 +114,36 @@ def project_stacks(options: StackOptions | None = None) -> tuple[str, ...]:
 T = TypeVar("T")
 
 
-def _each(stacks: Sequence[str], parallel: int, check: Callable[[str], T]) -> list[T]:
+def _each(
+    stacks: Sequence[str], parallel: int, check: Callable[[str], T], skipped: Callable[[str, StackError], T]
+) -> list[T]:
+    """``check`` on each stack, ``parallel`` at a time; once a signal came, ``skipped`` for those not begun.
+
+    The signal itself reaches the engines running then (``cancel_on_signals``), which stop cleanly; the
+    queued stacks are not started at all, and are reported as not checked.
+    """
     if parallel < 1:
         raise ArgumentError(f"parallel must be at least 1, not {parallel}")
+
+    def guarded(stack: str) -> T:
+        signum = interrupted()
+        if signum is not None:
+            name = signal.Signals(signum).name
+            return skipped(stack, StackError("Interrupted", f"not checked: {name} came before it started"))
+        return check(stack)
+
     with ThreadPoolExecutor(max_workers=parallel) as pool:
-        return list(pool.map(check, stacks))
+        futures = [pool.submit(guarded, stack) for stack in stacks]
+        results: list[T] = []
+        for future in futures:
+            while True:
+                try:
+                    results.append(future.result())
+                    break
+                except KeyboardInterrupt:
+                    # A signal while no engine ran: `interrupted()` says so now, so the rest are skipped.
+                    continue
+        return results
 
 
 def detect_drift_all(
@@ -144,7 +171,10 @@ def detect_drift_all(
         except GitOpsInfraError as exc:
             return StackDrift(stack=stack, report=None, error=StackError(type(exc).__name__, str(exc)))
 
-    return FleetDrift(stacks=tuple(_each(names, parallel, check)))
+    def skipped(stack: str, error: StackError) -> StackDrift:
+        return StackDrift(stack=stack, report=None, error=error)
+
+    return FleetDrift(stacks=tuple(_each(names, parallel, check, skipped)))
 
 
 def _lock(target: StackTarget) -> tuple[bool | None, StackLock | None]:
@@ -189,11 +219,13 @@ def status_all(
     """:func:`status` of every stack of the project; one that cannot be read carries its error."""
     names = tuple(stacks) if stacks is not None else project_stacks(options)
 
+    def skipped(stack: str, error: StackError) -> StackStatus:
+        return StackStatus(stack=stack, last=None, at_head=None, locked=None, error=error)
+
     def check(stack: str) -> StackStatus:
         try:
             return status(stack, options=options)
         except GitOpsInfraError as exc:
-            error = StackError(type(exc).__name__, str(exc))
-            return StackStatus(stack=stack, last=None, at_head=None, locked=None, error=error)
+            return skipped(stack, StackError(type(exc).__name__, str(exc)))
 
-    return tuple(_each(names, parallel, check))
+    return tuple(_each(names, parallel, check, skipped))

@@ -19,7 +19,7 @@ from types import FrameType
 
 import psutil
 
-__all__ = ["Interruption", "cancel_on_signals"]
+__all__ = ["Interruption", "cancel_on_signals", "interrupted"]
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 ENGINE_NAME = "pulumi"
@@ -36,6 +36,19 @@ class Interruption:
     def exit_code(self) -> int:
         """The shell's convention for "stopped by this signal": 128 + its number."""
         return 128 + (self.signum or 0)
+
+
+_active: Interruption | None = None
+"""The interruption of the innermost :func:`cancel_on_signals` block in force, if any."""
+
+
+def interrupted() -> int | None:
+    """The signal that asked this process to stop, while :func:`cancel_on_signals` is active; else None.
+
+    Work made of many engine runs (``drift --all``) asks this before starting each one: after the first
+    signal it starts no new run.
+    """
+    return _active.signum if _active is not None else None
 
 
 def _engine_processes() -> list[psutil.Process]:
@@ -85,9 +98,12 @@ def cancel_on_signals() -> Iterator[Interruption]:
             with contextlib.suppress(psutil.NoSuchProcess):
                 child.send_signal(signal.SIGINT)
 
+    global _active
+    outer, _active = _active, interruption
     previous = {signum: signal.signal(signum, forward) for signum in HANDLED}
     try:
         yield interruption
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        _active = outer

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from click.testing import CliRunner
 from pulumi import automation as auto
@@ -145,3 +150,41 @@ def test_markdown_of_real_runs_counts_what_ran_and_masks_secrets(repo: FixtureRe
 
     for args in (("preview", "dev"), ("drift", "dev"), ("drift", "--all"), ("status", "--all")):
         assert FILE_SECRET not in markdown(*args)[1] and SECRET_TOKEN not in markdown(*args)[1]
+
+
+def test_one_ctrl_c_stops_drift_all_and_reports_the_rest_as_not_checked(
+    repo: FixtureRepo, tmp_path: Path
+) -> None:
+    names = ["s1", "s2", "s3", "s4"]
+    for name in names:
+        _stack(repo, name, tmp_path / f"{name}-files", {name: name})
+    repo.commit("five stacks")
+    for name in ["dev", *names]:
+        up(name, options=repo.options)
+    # Each check reads slowly, one at a time: a CI runner's cancel comes while the first one runs.
+    env = {**os.environ, **repo.env, "FIXTURE_SLOW_READ": "2"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gitops_infra.cli", "drift", "--all", "--parallel", "1", "--json"],
+        cwd=repo.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+        child.name() == "pulumi" for child in psutil.Process(process.pid).children()
+    ):
+        time.sleep(0.1)
+    time.sleep(1)
+    process.send_signal(signal.SIGINT)  # once
+    stdout, stderr = process.communicate(timeout=120)
+
+    assert process.returncode == 128 + signal.SIGINT, stderr
+    by_stack = {s["stack"]: s for s in json.loads(stdout)["stacks"]}
+    assert list(by_stack) == ["dev", *names]
+    not_checked = [n for n, s in by_stack.items() if s["error"] and s["error"]["type"] == "Interrupted"]
+    # The running check was stopped by the engine; none of the queued ones was started.
+    assert not_checked == names, by_stack
+    assert "not checked: SIGINT came before it started" in by_stack["s4"]["error"]["message"]

@@ -12,7 +12,8 @@ and delete them offline. Config (namespace ``fixture``):
 - ``delay`` (optional): seconds the program sleeps first, to hold the stack's lock in concurrency tests.
 
 ``FIXTURE_SLOW_CREATE`` in the environment makes each create take that many seconds, so that an update
-can be interrupted while resource operations are in flight.
+can be interrupted while resource operations are in flight; ``FIXTURE_SLOW_READ`` does the same for each
+read (a refresh, a drift check).
 """
 
 import os
@@ -40,6 +41,7 @@ class FileProvider(ResourceProvider):
         return CreateResult(id_=props["path"], outs=dict(props))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        time.sleep(float(os.environ.get("FIXTURE_SLOW_READ") or 0))
         path = Path(id_)
         if not path.exists():
             return ReadResult(id_=None, outs={})
