@@ -11,11 +11,12 @@ import json
 import math
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, NoReturn, overload
 
 import click
 
@@ -68,17 +69,34 @@ class CliError(click.ClickException):
         self.exit_code = exit_code  # type: ignore[misc]  # click reads it per instance as well
 
 
-def echo(text: str, *, err: bool = False, nl: bool = True) -> bool:
-    """``click.echo``, except that a closed stream is the end of output: False when it was closed.
+@dataclass
+class _Output:
+    lost: bool = False
+    """stdout failed (closed, a full disk, fd 1 closed before start): the command must not exit 0."""
 
-    Control characters in ``text`` (an error quoting a hostile name) are shown as escapes.
+
+OUTPUT = _Output()
+
+
+def echo(text: str, *, err: bool = False, nl: bool = True) -> bool:
+    """``click.echo``, except that an output that fails is the end of output: False when it did.
+
+    Any failure counts, not only a closed pipe: ``> /dev/full`` (ENOSPC), an I/O error, or a descriptor
+    closed before the CLI started (``>&-``: Python then has no ``sys.stdout`` at all, and click writes
+    nothing without a word). Control characters in ``text`` (an error quoting a hostile name) are shown
+    as escapes.
     """
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:
+        OUTPUT.lost = OUTPUT.lost or not err
+        return False
     try:
         click.echo(printable(text, keep_newlines=True), err=err, nl=nl)
-    except BrokenPipeError:
+    except (OSError, ValueError):  # ValueError: a file already closed
         from ._console import silence
 
-        silence(sys.stderr if err else sys.stdout)
+        silence(stream)
+        OUTPUT.lost = OUTPUT.lost or not err
         return False
     return True
 
@@ -210,6 +228,15 @@ def command(fn: Callable[..., int], *, stack_required: bool = True) -> Callable[
             except KeyboardInterrupt:
                 code = interruption.exit_code if interruption.signum else 128 + signal.SIGINT
                 raise CliError("Interrupted", "stopped before it finished", code) from None
+            except Exception:
+                # Whatever a signal broke on its way (`pulumi version`'s probe killed by the forwarded
+                # Ctrl-C ends in CalledProcessError), the news is the signal, not the breakage.
+                if not interruption.signum:
+                    raise
+                by = signal.Signals(interruption.signum).name
+                raise CliError(
+                    "Interrupted", f"stopped by {by} before it finished", interruption.exit_code
+                ) from None
         if invocation.output_lost:
             name = click.get_current_context().info_name
             raise CliError(
@@ -253,8 +280,15 @@ class _Cli(click.Group):
         argv = list(sys.argv[1:] if args is None else args)
         as_json = _wants_json(argv)
         extra.pop("standalone_mode", None)
+        previous = _stop_on_signals()
+        # fd 1 closed before the start (`>&-`): Python has no sys.stdout, and every write would vanish.
+        OUTPUT.lost = sys.stdout is None
         try:
-            return super().main(argv, prog_name, standalone_mode=False, **extra)
+            return _exit_checked(
+                lambda: super(_Cli, self).main(argv, prog_name, standalone_mode=False, **extra)
+            )
+        except KeyboardInterrupt as exc:  # a signal outside a command's own handling (before, between)
+            _interrupted(exc, as_json=as_json)
         except CliError as exc:
             _report(exc.kind, exc.format_message(), as_json=as_json)
             sys.exit(exc.exit_code)
@@ -267,9 +301,78 @@ class _Cli(click.Group):
         except click.ClickException as exc:
             _report(type(exc).__name__, exc.format_message(), as_json=as_json)
             sys.exit(EXIT_ERROR)
-        except click.Abort:
+        except click.Abort as exc:
+            if isinstance(exc.__cause__, KeyboardInterrupt):  # click turns a signal into Abort
+                _interrupted(exc.__cause__, as_json=as_json)
             _report("Aborted", "nothing was changed", as_json=as_json)
             sys.exit(EXIT_ERROR)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+
+_OUTPUT_CLOSED = "stdout could not be written (closed, or full); nothing else failed"
+
+
+def _exit_checked(run: Callable[[], Any]) -> Any:
+    """``run()``; a success whose output was lost on the way exits 1 with ``OutputClosed`` instead."""
+    try:
+        result = run()
+    except SystemExit as exc:
+        if exc.code in (0, None) and OUTPUT.lost:
+            raise CliError("OutputClosed", _OUTPUT_CLOSED) from None
+        raise
+    except OSError as exc:
+        # click's own writes (--help, --version) are not ours to guard: when one of them failed, say so.
+        if not _in_click_echo(exc):
+            raise
+        from ._console import silence
+
+        silence(sys.stdout)
+        raise CliError("OutputClosed", _OUTPUT_CLOSED) from None
+    if OUTPUT.lost:
+        raise CliError("OutputClosed", _OUTPUT_CLOSED)
+    return result
+
+
+def _in_click_echo(exc: BaseException) -> bool:
+    """True when ``exc`` was raised writing output in ``click.echo`` (the innermost frame is there)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return (
+        tb is not None and tb.tb_frame.f_code.co_name == "echo" and "click" in tb.tb_frame.f_code.co_filename
+    )
+
+
+def _interrupted(exc: KeyboardInterrupt, *, as_json: bool) -> NoReturn:
+    signum = getattr(exc, "signum", signal.SIGINT)
+    _report("Interrupted", f"stopped by {signal.Signals(signum).name} before it finished", as_json=as_json)
+    sys.exit(128 + signum)
+
+
+class _Signalled(KeyboardInterrupt):
+    """SIGINT or SIGTERM, raised where the program was, so that it ends as one clean report."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_signalled(signum: int, _frame: object) -> None:
+    raise _Signalled(signum)
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """SIGINT and SIGTERM end the CLI as a report (exit 128+N) wherever they come; the previous handlers.
+
+    A command replaces these with the engine's graceful cancel while it runs (``cancel_on_signals``);
+    these cover the rest: argument parsing, the engine lookup, the output. Only in the main thread, where
+    Python delivers signals.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.signal(signum, _raise_signalled) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})

@@ -7,6 +7,7 @@ print ``--help`` or to refuse a bad argument.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from pulumi import automation as auto
@@ -36,6 +37,25 @@ class CliConsole(Console):
 
     closed = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not kwargs.get("stderr") and sys.stdout is None:  # fd 1 closed before the CLI started (`>&-`)
+            self.on_broken_pipe()
+
+    @property
+    def file(self) -> Any:
+        """rich's output stream, with any write failure shown to rich as the closed pipe it handles.
+
+        rich handles a closed pipe (``on_broken_pipe``) but lets any other write failure through: a
+        full disk (``> /dev/full``), an I/O error. Each is the end of output all the same.
+        """
+        stream = Console.file.fget(self)  # type: ignore[attr-defined]
+        return _FailuresAsClosedPipe(stream) if stream is not None else None
+
+    @file.setter
+    def file(self, new_file: Any) -> None:
+        Console.file.fset(self, new_file)  # type: ignore[attr-defined]
+
     def print(self, *objects: Any, **kwargs: Any) -> None:
         """``Console.print``, with every control character in a string shown as an escape.
 
@@ -49,7 +69,34 @@ class CliConsole(Console):
     def on_broken_pipe(self) -> None:
         self.closed = True
         self.quiet = True
-        silence(self.file)
+        if self.file is not None:
+            silence(self.file)
+
+
+class _FailuresAsClosedPipe:
+    """A stream whose failed writes and flushes raise ``BrokenPipeError``, the one failure rich handles."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise BrokenPipeError(exc.errno, exc.strerror) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise BrokenPipeError(exc.errno, exc.strerror) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 class StepPrinter:

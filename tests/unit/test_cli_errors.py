@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +80,110 @@ def test_the_library_refuses_a_lock_wait_that_never_ends(seconds: float) -> None
 
     with pytest.raises(ArgumentError, match=r"lock_wait: .* must be a finite number of seconds"):
         StackOptions(lock_wait=seconds)
+
+
+def test_a_signal_that_breaks_a_child_mid_command_is_an_interrupt_not_a_traceback(tmp_path: Path) -> None:
+    # What happened in the first half-second: the engine lookup runs `pulumi version`; the Ctrl-C passed on
+    # to it (it is a `pulumi` child) killed it, and its CalledProcessError escaped as a traceback, exit 1.
+    import os
+    import shutil
+    import subprocess
+
+    import click
+
+    from gitops_infra.cli._app import Invocation, _Cli, command
+
+    engine = tmp_path / "pulumi"
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", engine)
+
+    @click.group(cls=_Cli)
+    def cli() -> None:
+        """A group with one command, as main has many."""
+
+    @cli.command()
+    @command
+    def probe(invocation: Invocation) -> int:
+        child = subprocess.Popen([str(engine), "30"])
+        os.kill(os.getpid(), signal.SIGINT)  # passed on to the child, which is named pulumi
+        child.wait()
+        raise subprocess.CalledProcessError(child.returncode, ["pulumi", "version"])
+
+    result = CliRunner().invoke(cli, ["probe", "dev", "--json"])
+    assert result.exit_code == 128 + signal.SIGINT, result.output
+    assert json.loads(result.stdout) == {
+        "error": {"type": "Interrupted", "message": "stopped by SIGINT before it finished"}
+    }
+    assert "Traceback" not in result.stderr and "CalledProcessError" not in result.output
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_outside_a_command_is_128_plus_n_and_one_document(signum: int) -> None:
+    import os
+
+    import click
+
+    from gitops_infra.cli._app import _Cli
+
+    @click.group(cls=_Cli)
+    def cli() -> None:
+        """A group whose command is stopped before any engine runs (argument checks, say)."""
+
+    @cli.command()
+    @click.option("--json", "as_json", is_flag=True)
+    def early(as_json: bool) -> None:
+        os.kill(os.getpid(), signum)
+
+    previous = signal.getsignal(signal.SIGTERM)
+    result = CliRunner().invoke(cli, ["early", "--json"])
+    assert result.exit_code == 128 + signum, result.output
+    name = signal.Signals(signum).name
+    assert json.loads(result.stdout)["error"] == {
+        "type": "Interrupted",
+        "message": f"stopped by {name} before it finished",
+    }
+    assert signal.getsignal(signal.SIGTERM) is previous  # the CLI's handlers do not outlive it
+
+
+@pytest.mark.parametrize(
+    "redirect",
+    [pytest.param("> /dev/full", id="a full disk"), pytest.param(">&-", id="fd 1 closed before start")],
+)
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param("contract schema", id="plain output"),
+        pytest.param("--help", id="click's own help"),
+        pytest.param("--version", id="click's own version"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_output_closed_never_a_traceback_or_0(
+    args: str, redirect: str, tmp_path: Path
+) -> None:
+    # Only a closed pipe was handled: ENOSPC was a traceback, and with fd 1 closed nothing was written and
+    # the command exited 0.
+    done = subprocess.run(
+        ["sh", "-c", f'exec "{sys.executable}" -m gitops_infra.cli {args} {redirect}'],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == EXIT_ERROR
+    assert done.stderr.startswith("OutputClosed: "), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_console_takes_any_write_failure_as_the_end_of_output() -> None:
+    import errno
+    import io
+
+    from gitops_infra.cli._console import CliConsole
+
+    class Full(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    console = CliConsole(file=Full(), highlight=False, markup=False)
+    console.print("a step line")  # rich let anything but a closed pipe through
+    assert console.closed
+    console.print("and the next one is a no-op")
