@@ -174,5 +174,9 @@ def _discard(path: Path, root: Path) -> None:
 
 
 def resolve_policy_packs(packs: Sequence[str]) -> list[str]:
-    """``packs`` with :data:`POLICY_PACK` replaced by :func:`pack_dir`; paths pass through unchanged."""
-    return [str(pack_dir()) if pack == POLICY_PACK else pack for pack in packs]
+    """``packs`` with :data:`POLICY_PACK` replaced by :func:`pack_dir`, and each path made absolute.
+
+    A relative path means this process's directory: the engine runs from the project's, where it would
+    name another directory or none.
+    """
+    return [str(pack_dir()) if pack == POLICY_PACK else os.path.abspath(pack) for pack in packs]

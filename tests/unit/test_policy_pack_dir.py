@@ -60,8 +60,10 @@ def test_an_unwritable_cache_is_a_clear_error(cache: Path) -> None:
     assert cache.read_text() == "a file where the cache directory should be\n"
 
 
-def test_the_name_stands_for_the_bundled_pack_and_paths_pass_through() -> None:
-    assert resolve_policy_packs(["policies/mine", POLICY_PACK]) == ["policies/mine", str(pack_dir())]
+def test_the_name_stands_for_the_bundled_pack_and_paths_are_made_absolute() -> None:
+    mine = str(Path.cwd() / "policies" / "mine")  # where the caller is, not where the engine will run
+    assert resolve_policy_packs(["policies/mine", POLICY_PACK]) == [mine, str(pack_dir())]
+    assert resolve_policy_packs(["/abs/pack"]) == ["/abs/pack"]
     assert resolve_policy_packs([]) == []
 
 
