@@ -12,7 +12,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import automation
-from ._app import EXIT_ERROR, EXIT_OK, EXIT_PENDING, Invocation, fleet_command, formats, main
+from ._app import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_PENDING,
+    Invocation,
+    fleet_command,
+    formats,
+    lock_wait_option,
+    main,
+)
 from ._markdown import Plain, code, details, table
 
 if TYPE_CHECKING:
@@ -24,21 +33,24 @@ __all__ = ["drift_markdown", "fleet_drift_markdown", "status_markdown"]
 @main.command()
 @fleet_command
 @formats
-def drift(invocation: Invocation, every: bool, parallel: int) -> int:
+@lock_wait_option
+def drift(invocation: Invocation, every: bool, parallel: int, lock_wait: float) -> int:
     """Compare STACK (or --all stacks) with reality without writing anything; exit 2 when one drifted.
 
     With --all, one line per stack; a stack that cannot be checked is reported and the others go on
-    (exit 1 when one errored and none drifted).
+    (exit 1 when one errored and none drifted). A stack an update holds is a lock error, unless
+    --lock-wait gives the update time to finish.
     """
+    options = invocation.options(lock_wait=lock_wait)
     if every:
         with invocation.activity("Checking drift of"):
-            fleet = automation.detect_drift_all(options=invocation.options(), parallel=parallel)
+            fleet = automation.detect_drift_all(options=options, parallel=parallel)
         invocation.emit(fleet, lambda out: _print_fleet_drift(out, fleet))
         if fleet.has_drift:
             return EXIT_PENDING
         return EXIT_ERROR if fleet.has_errors else EXIT_OK
     with invocation.activity("Checking drift of"):
-        report = automation.detect_drift(invocation.stack, options=invocation.options())
+        report = automation.detect_drift(invocation.stack, options=options)
 
     def human(out: Console) -> None:
         for resource in report.resources:

@@ -243,8 +243,15 @@ def test_drift_during_an_update_reports_the_lock_or_waits_for_it(repo: FixtureRe
         )
         assert drift.returncode == 1 and json.loads(drift.stdout)["error"]["type"] == "StackLockedError"
         # With a lock wait, the check runs once the update is done, on the state it wrote.
-        waited = detect_drift("dev", options=StackOptions(work_dir=repo.root, env=repo.env, lock_wait=120))
-        assert not waited.has_drift
+        waited = subprocess.run(
+            [*CLI, "drift", "dev", "--lock-wait", "120", "--json", "--cwd", str(repo.root)],
+            env={**os.environ, **repo.env},
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert waited.returncode == 0, waited.stderr
+        assert json.loads(waited.stdout)["has_drift"] is False
     finally:
         output, _ = process.communicate(timeout=120)
     assert process.returncode == 0, output
