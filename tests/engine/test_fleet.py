@@ -139,14 +139,14 @@ def test_markdown_of_real_runs_counts_what_ran_and_masks_secrets(repo: FixtureRe
     (repo.files_dir / "a").write_text("edited")
     code, text = markdown("drift", "dev")
     assert code == EXIT_PENDING
-    assert "| changed | 2 |" in text and "| content | [secret] | [secret] |" in text
-    assert "| content | one | edited |" in text
+    assert "| changed | 2 |" in text and "| `content` | `[secret]` | `[secret]` |" in text
+    assert "| `content` | `one` | `edited` |" in text
 
     code, text = markdown("drift", "--all")
-    assert code == EXIT_PENDING and "| dev | 2 drifted |" in text
+    assert code == EXIT_PENDING and "| `dev` | 2 drifted |" in text
 
     code, text = markdown("status", "dev")
-    assert code == EXIT_OK and "| dev | v1 update succeeded |" in text and "| yes | no |" in text
+    assert code == EXIT_OK and "| `dev` | `v1 update succeeded` |" in text and "| yes | no |" in text
 
     for args in (("preview", "dev"), ("drift", "dev"), ("drift", "--all"), ("status", "--all")):
         assert FILE_SECRET not in markdown(*args)[1] and SECRET_TOKEN not in markdown(*args)[1]
