@@ -395,6 +395,7 @@ def _access_entries(
     arns: Sequence[str], creator: str | None, tags: Mapping[str, pulumi.Input[str]]
 ) -> dict[str, eks.AccessEntryArgs]:
     """Cluster-admin entries keyed by principal; the creator has EKS's own entry, so none of ours."""
+    created_by = checks.principal_key(creator) if creator is not None else None
     return {
         access_entry_key(arn): eks.AccessEntryArgs(
             principal_arn=arn,
@@ -407,7 +408,7 @@ def _access_entries(
             tags=dict(tags),
         )
         for arn in arns
-        if creator is None or checks.principal_key(arn) != checks.principal_key(creator)
+        if created_by is None or checks.principal_key(arn) != created_by
     }
 
 

@@ -34,25 +34,30 @@ def _locks(repo: FixtureRepo) -> list[Path]:
     return list(backend.glob(".pulumi/locks/**/*.json"))
 
 
-def _start_slow_up(repo: FixtureRepo) -> subprocess.Popen[str]:
-    """`gitops-infra up` adding c and d, whose creates each take a few seconds, started in its own session."""
-    repo.configure(ALL_FILES)
+def _start_slow(repo: FixtureRepo, *args: str) -> subprocess.Popen[str]:
+    """`gitops-infra ARGS` with slow creates, in its own session, returned mid-run: the stack locked and
+    the creates started."""
     env = {**os.environ, **repo.env, "FIXTURE_SLOW_CREATE": SLOW_CREATE_SECONDS}
     process = subprocess.Popen(
-        [*CLI, "up", "dev", "--yes", "--cwd", str(repo.root)],
+        [*CLI, *args, "--cwd", str(repo.root)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
     )
-    # Mid-update: the stack is locked and the slow creates have started.
     deadline = time.monotonic() + 60
     while not _locks(repo) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _locks(repo), "the update never took the stack's lock"
+    assert _locks(repo), f"`{args[0]}` never took the stack's lock"
     time.sleep(2.5)
     return process
+
+
+def _start_slow_up(repo: FixtureRepo) -> subprocess.Popen[str]:
+    """`gitops-infra up` adding c and d, whose creates each take a few seconds, started mid-update."""
+    repo.configure(ALL_FILES)
+    return _start_slow(repo, "up", "dev", "--yes")
 
 
 def _state_files(repo: FixtureRepo) -> dict[str, str]:
@@ -153,20 +158,7 @@ def test_recover_after_a_killed_rollback_waits_for_its_plugins_and_keeps_their_w
     up("dev", options=repo.options)
     repo.configure(ALL_FILES)
     target = repo.commit("c and d, whose creates are slow")
-    env = {**os.environ, **repo.env, "FIXTURE_SLOW_CREATE": SLOW_CREATE_SECONDS}
-    process = subprocess.Popen(
-        [*CLI, "rollback", "dev", target, "--yes", "--cwd", str(repo.root)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
-    while not _locks(repo) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _locks(repo), "the rollback never took the stack's lock"
-    time.sleep(2.5)
+    process = _start_slow(repo, "rollback", "dev", target, "--yes")
     # kill -9 of the command's process group: the CLI and the engine die; the language host and the
     # providers, in process groups of their own, go on in the rollback's worktree.
     os.killpg(process.pid, signal.SIGKILL)
