@@ -19,7 +19,7 @@ lint:
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
-	.tools/actionlint/bin/actionlint examples/ci/gitops-infra.yml
+	.tools/actionlint/bin/actionlint examples/ci/gitops-infra.yml examples/ci/fleet-drift.yml
 
 test: setup lint
 	$(PY) -m pytest

@@ -29,7 +29,10 @@ __all__ = [
     "EKS_NODE_GROUP_NAME_MAX",
     "GO_DURATION_PATTERN",
     "IAM_ROLE_NAME_MAX",
+    "IAM_ROLE_PATTERN",
     "KUBERNETES_MINOR_PATTERN",
+    "LABEL_KEY_PATTERN",
+    "LABEL_VALUE_PATTERN",
     "MAX_NODE_GROUP_SIZE",
     "MAX_READY_TIMEOUT",
     "MAX_ZONES",
@@ -55,12 +58,14 @@ __all__ = [
     "flux_components_problem",
     "format_duration",
     "go_duration_problem",
+    "iam_role_problem",
     "instance_types_problem",
     "ipv4_cidr_problem",
     "known_hosts_for_url_problem",
     "known_hosts_problem",
     "kubernetes_minor_problem",
     "kubernetes_version_problem",
+    "label_problem",
     "max_cluster_component_name",
     "max_node_group_name",
     "node_group_name_problem",
@@ -349,6 +354,37 @@ def toleration_problems(
     if effect and effect not in TOLERATION_EFFECTS:
         problems.append(("effect", f"must be one of {', '.join(TOLERATION_EFFECTS)}"))
     return problems
+
+
+IAM_ROLE_PATTERN = r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]+$"
+"""An IAM role ARN: what ``aws:assumeRoles`` and a fleet stack's ``role`` name."""
+_IAM_ROLE = re.compile(IAM_ROLE_PATTERN)
+IAM_ROLE_HINT = "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)"
+
+
+def iam_role_problem(value: object) -> str | None:
+    """``None`` for an IAM role ARN."""
+    return _pattern_problem(_IAM_ROLE, value, IAM_ROLE_HINT)
+
+
+_LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+LABEL_KEY_PATTERN = rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}$"
+"""A Kubernetes label key: an optional DNS prefix and ``/``, then a name of at most 63 characters."""
+LABEL_VALUE_PATTERN = rf"^({_LABEL_NAME})?$"
+"""A Kubernetes label value: empty, or a name of at most 63 characters."""
+_LABEL_KEY = re.compile(LABEL_KEY_PATTERN)
+_LABEL_VALUE = re.compile(LABEL_VALUE_PATTERN)
+
+
+def label_problem(key: object, value: object) -> str | None:
+    """``None`` for a label Kubernetes would take: fleet labels become selectors and Job labels."""
+    return _pattern_problem(
+        _LABEL_KEY,
+        key,
+        "a label key is letters, digits, '-', '_' and '.' (at most 63), with an optional DNS prefix and '/'",
+    ) or _pattern_problem(
+        _LABEL_VALUE, value, "a label value is empty, or letters, digits, '-', '_' and '.' (at most 63)"
+    )
 
 
 IAM_PRINCIPAL_PATTERN = r"^arn:aws[a-z-]*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]+$"

@@ -7,6 +7,7 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
     gitops-infra:git           GitSpec        (the fleet repository and its deploy key)
     gitops-infra:flux          FluxSpec       (controllers, sync settings, SOPS, notifications)
     gitops-infra:tags          Mapping[str, str] (AWS tags on everything that takes them)
+    gitops-infra:fleet         FleetSpec, optional (wave, labels, role: read by ``gitops-infra fleet``)
     gitops-infra:githubToken   secret, optional (else the GitHub provider reads GITHUB_TOKEN)
     gitops-infra:sopsAgeKey    secret, required when ``flux.sops`` is true
     gitops-infra:notificationWebhook  secret, the address ``flux.notifications`` posts to
@@ -23,7 +24,6 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -44,6 +44,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from gitops_infra import checks
+from gitops_infra.automation.inventory import FLEET_SECTION, fleet_spec
 from gitops_infra.components.deploy_key import KeyAlgorithm
 from gitops_infra.components.eks_cluster import (
     ALL_LOG_TYPES,
@@ -111,7 +112,6 @@ NOTIFICATION_WEBHOOK_KEY = "notificationWebhook"
 SECRET_KEYS = (GITHUB_TOKEN_KEY, SOPS_AGE_KEY_KEY, NOTIFICATION_WEBHOOK_KEY)
 AWS_PROFILE_KEY = "aws:profile"
 AWS_ASSUME_ROLES_KEY = "aws:assumeRoles"
-_IAM_ROLE = re.compile(r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]+$")
 OWNER_TAG = "owner"
 _OWNER_REQUIRED = "required: every AWS resource is tagged with the team that owns it"
 
@@ -800,11 +800,9 @@ def _assumed_role(value: Any, problems: list[str]) -> str | None:
         return None
     last = len(value) - 1
     role = value[last].get("roleArn") if isinstance(value[last], Mapping) else None
-    if not (isinstance(role, str) and _IAM_ROLE.fullmatch(role)):
-        problems.append(
-            f"{AWS_ASSUME_ROLES_KEY}[{last}].roleArn: must be an IAM role ARN "
-            "(arn:aws:iam::<account>:role/<name>)"
-        )
+    problem = checks.iam_role_problem(role)
+    if problem is not None:
+        problems.append(f"{AWS_ASSUME_ROLES_KEY}[{last}].roleArn: {problem}")
         return None
     return role
 
@@ -827,7 +825,8 @@ def _build(
     flux: FluxSpec | None = sections["flux"]
     named = _named_secret_keys(cluster, git)
     # Read loosely too, so that a key an invalid section names is not also reported as unknown.
-    known = {*SECTIONS, *SECRET_KEYS, *named.values(), *named_secret_keys(values)}
+    known = {*SECTIONS, FLEET_SECTION, *SECRET_KEYS, *named.values(), *named_secret_keys(values)}
+    problems.extend(fleet_spec(values.get(FLEET_SECTION))[1])
     problems.extend(f"{PROJECT}:{key}: unknown key" for key in values if key not in known)
     secrets = given or _read_secrets(read_secret, named, problems)
     if flux is not None:
@@ -976,7 +975,7 @@ def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
     config = config if config is not None else pulumi.Config(PROJECT)
     problems: list[str] = []
     values: dict[str, Any] = {}
-    for section in SECTIONS:
+    for section in (*SECTIONS, FLEET_SECTION):
         raw = config.get(section)
         if raw is None:
             continue

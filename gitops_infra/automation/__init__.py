@@ -4,12 +4,12 @@ A thin wrapper over ``pulumi.automation``: each function takes a stack name and 
 engine, and returns a frozen result; every failure is a :class:`~gitops_infra.errors.GitOpsInfraError`.
 
 The public modules are the operations, one concept each (``operations``: preview, up, refresh, history;
-``drift``, ``rollback``, ``promotion``, ``teardown``, ``fleet``, ``recovery``, ``plan``, ``signals``),
-their ``results`` and ``options``. No module is named after a function it exports: importing it would
-replace the function on the package. The modules with a leading ``_`` are plumbing: the engine boundary
-(``_engine``), the resolved target (``_target``), the shared engine work (``_work``), the files Pulumi
-keeps (``_stack_files``, ``_file_backend``), git, processes, and the one door to Pulumi's internals
-(``_compat``). ``__all__`` below is the API.
+``drift``, ``rollback``, ``promotion``, ``teardown``, ``fleet``, ``recovery``, ``plan``, ``signals``), the
+fleet's ``inventory``, their ``results`` and ``options``. No module is named after a function it exports:
+importing it would replace the function on the package. The modules with a leading ``_`` are plumbing: the
+engine boundary (``_engine``), the resolved target (``_target``), the shared engine work (``_work``), the
+files Pulumi keeps (``_stack_files``, ``_file_backend``, ``_project``), git, processes, and the one door
+to Pulumi's internals (``_compat``). ``__all__`` below is the API.
 
 Example::
 
@@ -29,16 +29,21 @@ if TYPE_CHECKING:
     from ._stack_name import StackName, parse_stack_name
     from .drift import detect_drift
     from .fleet import (
+        DriftCause,
         FleetDrift,
+        FleetPreview,
         StackDrift,
         StackError,
         StackLock,
+        StackPreview,
         StackStatus,
         detect_drift_all,
+        preview_all,
         project_stacks,
         status,
         status_all,
     )
+    from .inventory import FleetSpec, FleetStack, Shard, fleet_stacks, parse_selector
     from .operations import history, preview, refresh, up
     from .options import DEFAULT_PARALLEL, PREVIOUS, EventCallback, StackOptions
     from .plan import COMPUTED, ConfigStep, Plan, PlannedResource, offline_plan
@@ -71,15 +76,26 @@ _EXPORTS = {
     "gitops_infra.automation.teardown": ("destroy",),
     "gitops_infra.automation.drift": ("detect_drift",),
     "gitops_infra.automation.fleet": (
+        "DriftCause",
         "FleetDrift",
+        "FleetPreview",
         "StackDrift",
         "StackError",
         "StackLock",
+        "StackPreview",
         "StackStatus",
         "detect_drift_all",
+        "preview_all",
         "project_stacks",
         "status",
         "status_all",
+    ),
+    "gitops_infra.automation.inventory": (
+        "FleetSpec",
+        "FleetStack",
+        "Shard",
+        "fleet_stacks",
+        "parse_selector",
     ),
     "gitops_infra.automation.operations": (
         "history",
@@ -140,11 +156,15 @@ __all__ = [
     "DeploymentKind",
     "DeploymentResult",
     "DestroyResult",
+    "DriftCause",
     "DriftKind",
     "DriftReport",
     "DriftedResource",
     "EventCallback",
     "FleetDrift",
+    "FleetPreview",
+    "FleetSpec",
+    "FleetStack",
     "Interruption",
     "Plan",
     "PlannedResource",
@@ -152,11 +172,13 @@ __all__ = [
     "PropertyDiff",
     "RecoverResult",
     "RefreshResult",
+    "Shard",
     "StackDrift",
     "StackError",
     "StackLock",
     "StackName",
     "StackOptions",
+    "StackPreview",
     "StackStatus",
     "Step",
     "UpResult",
@@ -164,10 +186,13 @@ __all__ = [
     "destroy",
     "detect_drift",
     "detect_drift_all",
+    "fleet_stacks",
     "history",
     "offline_plan",
+    "parse_selector",
     "parse_stack_name",
     "preview",
+    "preview_all",
     "project_stacks",
     "promote",
     "recover",

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..errors import CommitNotFoundError, GitError
 
 __all__ = [
+    "changed_files",
     "has_commit",
     "head_commit",
     "repo_root",
@@ -88,3 +89,13 @@ def tracked_changes(repo: Path) -> bool:
         raise GitError(f"`git ls-files -v` failed in {repo}: {listed.stderr.strip()}")
     # -v tags a skip-worktree file `S` and an assume-unchanged one in lowercase (`h`, ...).
     return any(line[:1] == "S" or line[:1].islower() for line in listed.stdout.splitlines())
+
+
+def changed_files(repo: Path, ref: str) -> tuple[Path, ...]:
+    """The files (absolute) that differ between ``ref`` and the work tree of ``repo``, as ``git diff
+    --name-only`` lists them: committed since, or edited and not yet committed."""
+    base = resolve_commit(repo, ref)
+    done = run_git(repo, "diff", "--name-only", "-z", "--no-renames", base)
+    if done.returncode != 0:
+        raise GitError(f"`git diff --name-only {ref}` failed in {repo}: {done.stderr.strip()}")
+    return tuple(repo / name for name in done.stdout.split("\0") if name)

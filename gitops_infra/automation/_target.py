@@ -28,11 +28,12 @@ from typing import Any
 
 from pulumi import automation as auto
 
-from ..errors import ConfigError, EngineNotFoundError, StackNameError, WorkspaceError
+from ..errors import EngineNotFoundError, WorkspaceError
 from ..redaction import SECRET, masked_values, safe_url
 from ._compat import run_pulumi_cmd
 from ._file_backend import FileBackendStack
-from ._stack_files import PROJECT_FILE, find_settings, read_mapping
+from ._project import Project, current_directory, find_project_dir
+from ._stack_files import read_mapping
 from ._stack_name import StackName, parse_stack_name
 from .options import EventCallback, StackOptions
 
@@ -105,79 +106,6 @@ class _LocalWorkspace(auto.LocalWorkspace):
         result = run_pulumi_cmd(self, ["stack", "output", "--json", "--stack", stack_name])
         masked: dict[str, Any] = json.loads(result.stdout)
         return {key: auto.OutputValue(value=v, secret=v == SECRET) for key, v in masked.items()}
-
-
-def current_directory() -> Path:
-    """The working directory, or a clear error when it was deleted from under this process."""
-    try:
-        return Path.cwd()
-    except FileNotFoundError:
-        raise WorkspaceError(
-            "the current directory no longer exists; cd into the project, or pass --cwd (work_dir)"
-        ) from None
-
-
-def find_project_dir(start: Path | None = None) -> Path:
-    """The nearest directory at or above ``start`` (the current one by default) holding a ``Pulumi.yaml``.
-
-    Its settings are not read: :meth:`Project.find` reads them.
-    """
-    start = (start or current_directory()).resolve()
-    for directory in (start, *start.parents):
-        if find_settings(directory, PROJECT_FILE) is not None:
-            return directory
-    raise WorkspaceError(f"no Pulumi.yaml in {start} or any directory above it (pass --cwd, or work_dir)")
-
-
-@dataclass(frozen=True)
-class Project:
-    """A Pulumi project: its directory and its settings (``Pulumi.yaml``), read once.
-
-    Every reader of the project's settings (its name, its program, its runtime) reads them from here.
-    """
-
-    path: Path
-    settings_file: Path
-    """``Pulumi.yaml`` (or ``.yml``, ``.json``)."""
-    settings: Mapping[str, Any]
-
-    @classmethod
-    def load(cls, path: Path, *, shown_as: str | None = None) -> Project:
-        """The project whose settings are in ``path``, read through the guarded loader.
-
-        ``shown_as`` names the settings file in an error (a commit's copy, say).
-        """
-        settings_file = find_settings(path, PROJECT_FILE) or path / f"{PROJECT_FILE}.yaml"
-        settings = read_mapping(settings_file, shown_as=shown_as)
-        return cls(path=path, settings_file=settings_file, settings=settings)
-
-    @classmethod
-    def find(cls, start: Path | None = None) -> Project:
-        """The nearest project at or above ``start`` (the current directory by default)."""
-        return cls.load(find_project_dir(start))
-
-    @property
-    def name(self) -> str:
-        """The ``name:`` in the settings; ``ConfigError`` when there is none (the engine needs one)."""
-        name = self.settings.get("name")
-        if not isinstance(name, str) or not name:
-            raise ConfigError([f"{self.settings_file.name}.name: required (the project's name)"])
-        return name
-
-    def stack_settings(self, stack: StackName) -> Path | None:
-        """``Pulumi.<stack>.yaml`` (or ``.yml``, ``.json``) in the project, or ``None``."""
-        return find_settings(self.path, stack.settings_base)
-
-    def checked_stack_name(self, stack: str) -> StackName:
-        """``stack`` parsed; refused if it names another project's stack (this program would run on it)."""
-        name = parse_stack_name(stack)
-        if name.project is not None and name.project != self.name:
-            raise StackNameError(
-                f"stack {stack!r} belongs to project {name.project!r}, but {self.path} is project "
-                f"{self.name!r}",
-                stack=stack,
-            )
-        return name
 
 
 def _find_engine(project: Path) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 from pulumi import automation as auto
@@ -135,6 +136,11 @@ def detect_drift(stack: str, *, options: StackOptions | None = None) -> DriftRep
                 stack=stack,
             )
         pulumi_stack.preview_refresh(on_event=events.callback(collect))
-        return DriftReport(stack=stack, resources=tuple(sorted(drifted, key=lambda r: r.urn)))
+        return DriftReport(
+            stack=stack,
+            resources=tuple(sorted(drifted, key=lambda r: r.urn)),
+            project=target.project.name,
+            checked_at=datetime.now(UTC),
+        )
 
     return run_engine(target, "detect_drift", work)

@@ -1,47 +1,52 @@
-"""Every stack of a project at once: drift across the fleet, and where each stack stands.
+"""Many stacks at once: drift, previews and where each stack stands, for a project or a fleet.
 
-The stacks are the ones with a ``Pulumi.<stack>.yaml`` in the project. ``detect_drift_all`` checks them a
-few at a time, each in its own engine process; one stack's error does not stop the others and is
-reported with that stack. ``status`` reads a stack's last deployment, whether it ran the work tree's
-commit, and who holds its lock, without running the engine's update machinery.
+The stacks are the fleet's (:mod:`~gitops_infra.automation.inventory`): by default every stack with a
+``Pulumi.<stack>.yaml`` in the project; or those of several projects, chosen by labels and wave, or one
+shard of them. ``detect_drift_all`` and ``preview_all`` check them a few at a time, each in its own engine
+process; one stack's error does not stop the others and is reported with that stack. ``status`` reads a
+stack's last deployment, whether it ran the work tree's commit, and who holds its lock, without running
+the engine's update machinery.
 """
 
 from __future__ import annotations
 
-import re
+import json
 import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 
-from ..errors import ArgumentError, GitOpsInfraError, WorkspaceError
+from ..errors import ArgumentError, GitOpsInfraError
 from ._file_backend import LockInfo, StackLock
 from ._git import head_commit, repo_root
-from ._stack_files import SETTINGS_EXTENSIONS
-from ._target import StackTarget, find_project_dir
+from ._project import Project, find_project_dir
+from ._target import StackTarget
 from ._work import deployments
 from .drift import detect_drift
+from .inventory import FleetStack, Shard, fleet_stacks, qualified_name
+from .operations import preview
 from .options import DEFAULT_PARALLEL, StackOptions
-from .results import Deployment, DriftReport
+from .results import Deployment, DriftKind, DriftReport, PreviewResult, PropertyDiff
 from .signals import interrupted
 
 __all__ = [
     "DEFAULT_PARALLEL",
+    "DriftCause",
     "FleetDrift",
+    "FleetPreview",
     "StackDrift",
     "StackError",
     "StackLock",
+    "StackPreview",
     "StackStatus",
     "detect_drift_all",
+    "preview_all",
     "project_stacks",
     "status",
     "status_all",
 ]
-
-_SETTINGS = re.compile(
-    r"^Pulumi\.(?P<stack>.+)(?:" + "|".join(re.escape(e) for e in SETTINGS_EXTENSIONS) + ")$"
-)
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,10 @@ class StackError:
     message: str
 
 
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
 @dataclass(frozen=True)
 class StackDrift:
     """One stack's drift check: its report, or the error that stopped it."""
@@ -59,18 +68,50 @@ class StackDrift:
     stack: str
     report: DriftReport | None
     error: StackError | None = None
+    project: str | None = None
+    """The stack's project: with ``stack``, its fully qualified ``name``."""
+    checked_at: datetime | None = None
+    """When the check ended: of two results for one stack (a retried job), the newer one counts."""
 
     @property
     def has_drift(self) -> bool:
         """True when the check ran and found drift."""
         return self.report is not None and self.report.has_drift
 
+    @property
+    def name(self) -> str:
+        """``organization/<project>/<stack>``, or the stack alone when the project is unknown."""
+        return qualified_name(self.project, self.stack) if self.project else self.stack
+
+
+@dataclass(frozen=True)
+class DriftCause:
+    """One difference many stacks share: a property of a resource type, from one value to another.
+
+    A provider upgrade that drifted 40 stacks the same way is one cause with 40 stacks, not 40 rows.
+    """
+
+    type: str
+    kind: DriftKind
+    path: str
+    """The property path; empty for a resource deleted out of band."""
+    recorded: Any
+    actual: Any
+    stacks: tuple[str, ...]
+    """The fully qualified names of the stacks where it happened, sorted."""
+
 
 @dataclass(frozen=True)
 class FleetDrift:
-    """Drift across every stack: one ``StackDrift`` each, in the project's order."""
+    """Drift across stacks: one ``StackDrift`` each, by fully qualified name.
+
+    ``shard`` is ``I/N`` when the stacks are one shard of the fleet. ``unread`` names each input a merged
+    report (``fleet report``) could not read: a shard or job whose result is missing.
+    """
 
     stacks: tuple[StackDrift, ...]
+    shard: str | None = None
+    unread: tuple[str, ...] = ()
 
     @property
     def has_drift(self) -> bool:
@@ -79,7 +120,84 @@ class FleetDrift:
 
     @property
     def has_errors(self) -> bool:
-        """True when any stack could not be checked."""
+        """True when any stack could not be checked, or a result is missing."""
+        return bool(self.unread) or any(s.error is not None for s in self.stacks)
+
+    @property
+    def causes(self) -> tuple[DriftCause, ...]:
+        """The drift grouped by cause: most stacks first, then by type and path."""
+        found: dict[tuple[str, str, str, str, str], tuple[DriftCause, set[str]]] = {}
+        for checked in self.stacks:
+            for resource in checked.report.resources if checked.report is not None else ():
+                diffs = resource.diffs or (PropertyDiff("", None, None),)
+                for diff in diffs:
+                    key = (
+                        resource.type,
+                        resource.kind.value,
+                        diff.path,
+                        _canonical(diff.recorded),
+                        _canonical(diff.actual),
+                    )
+                    _cause, names = found.setdefault(
+                        key,
+                        (
+                            DriftCause(
+                                resource.type, resource.kind, diff.path, diff.recorded, diff.actual, ()
+                            ),
+                            set(),
+                        ),
+                    )
+                    names.add(checked.name)
+        causes = [replace(cause, stacks=tuple(sorted(names))) for cause, names in found.values()]
+        return tuple(
+            sorted(
+                causes,
+                key=lambda c: (
+                    -len(c.stacks),
+                    c.type,
+                    c.path,
+                    c.kind.value,
+                    _canonical(c.recorded),
+                    _canonical(c.actual),
+                ),
+            )
+        )
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class StackPreview:
+    """One stack's preview: what ``up`` would change, or the error that stopped it."""
+
+    stack: str
+    result: PreviewResult | None
+    error: StackError | None = None
+    project: str | None = None
+
+    @property
+    def has_changes(self) -> bool:
+        """True when the preview ran and ``up`` would change something."""
+        return self.result is not None and self.result.has_changes
+
+
+@dataclass(frozen=True)
+class FleetPreview:
+    """Previews across stacks, by fully qualified name; ``shard`` as in :class:`FleetDrift`."""
+
+    stacks: tuple[StackPreview, ...]
+    shard: str | None = None
+
+    @property
+    def has_changes(self) -> bool:
+        """True when ``up`` would change any stack."""
+        return any(s.has_changes for s in self.stacks)
+
+    @property
+    def has_errors(self) -> bool:
+        """True when any stack could not be previewed."""
         return any(s.error is not None for s in self.stacks)
 
 
@@ -96,6 +214,7 @@ class StackStatus:
     """Whether an update holds the stack's lock; ``None`` when the backend cannot say (not a file one)."""
     lock: StackLock | None = None
     error: StackError | None = None
+    project: str | None = None
 
 
 def project_stacks(options: StackOptions | None = None) -> tuple[str, ...]:
@@ -104,33 +223,56 @@ def project_stacks(options: StackOptions | None = None) -> tuple[str, ...]:
     ``WorkspaceError`` when there is none: checking "every stack" of a project with no stack file is a
     job pointed at the wrong directory, not a clean bill of health.
     """
-    project = find_project_dir((options or StackOptions()).work_dir)
-    found = {m["stack"] for p in project.iterdir() if p.is_file() and (m := _SETTINGS.match(p.name))}
-    if not found:
-        raise WorkspaceError(f"no Pulumi.<stack>.yaml in {project}: no stacks to check")
-    return tuple(sorted(found))
+    return tuple(s.stack for s in _selected(None, options, None))
+
+
+def _selected(
+    stacks: Sequence[str | FleetStack] | None, options: StackOptions | None, shard: Shard | None
+) -> tuple[FleetStack, ...]:
+    """``stacks`` as fleet stacks (a bare name is one of the options' project); all of it by default."""
+    if stacks is None:
+        found = fleet_stacks([find_project_dir((options or StackOptions()).work_dir)])
+    else:
+        project = None
+        listed = []
+        for stack in stacks:
+            if isinstance(stack, str):
+                project = project or Project.find((options or StackOptions()).work_dir)
+                stack = FleetStack(project=project.name, stack=stack, project_dir=project.path)
+            listed.append(stack)
+        found = tuple(listed)
+    return shard.of(found) if shard is not None else found
 
 
 T = TypeVar("T")
 
 
 def _each(
-    stacks: Sequence[str], parallel: int, check: Callable[[str], T], skipped: Callable[[str, StackError], T]
+    stacks: Sequence[FleetStack],
+    options: StackOptions | None,
+    parallel: int,
+    check: Callable[[FleetStack, StackOptions], T],
+    failed: Callable[[FleetStack, StackError], T],
 ) -> list[T]:
-    """``check`` on each stack, ``parallel`` at a time; once a signal came, ``skipped`` for those not begun.
+    """``check`` on each stack in its own project, ``parallel`` at a time; ``failed`` for one that raised
+    a ``GitOpsInfraError``, and for those not begun once a signal came.
 
     The signal itself reaches the engines running then (``cancel_on_signals``), which stop cleanly; the
     queued stacks are not started at all, and are reported as not checked.
     """
     if parallel < 1:
         raise ArgumentError(f"parallel must be at least 1, not {parallel}")
+    base = options or StackOptions()
 
-    def guarded(stack: str) -> T:
+    def guarded(stack: FleetStack) -> T:
         signum = interrupted()
         if signum is not None:
             name = signal.Signals(signum).name
-            return skipped(stack, StackError("Interrupted", f"not checked: {name} came before it started"))
-        return check(stack)
+            return failed(stack, StackError("Interrupted", f"not checked: {name} came before it started"))
+        try:
+            return check(stack, replace(base, work_dir=stack.project_dir))
+        except GitOpsInfraError as exc:
+            return failed(stack, StackError(type(exc).__name__, str(exc)))
 
     with ThreadPoolExecutor(max_workers=parallel) as pool:
         futures = [pool.submit(guarded, stack) for stack in stacks]
@@ -147,34 +289,68 @@ def _each(
 
 
 def detect_drift_all(
-    stacks: Sequence[str] | None = None,
+    stacks: Sequence[str | FleetStack] | None = None,
     *,
     options: StackOptions | None = None,
     parallel: int = DEFAULT_PARALLEL,
+    shard: Shard | None = None,
 ) -> FleetDrift:
-    """:func:`~gitops_infra.automation.detect_drift` on every stack of the project, ``parallel`` at a time.
+    """:func:`~gitops_infra.automation.detect_drift` on every stack, ``parallel`` at a time.
 
-    ``stacks`` defaults to :func:`project_stacks`. A stack that cannot be checked (not created yet, a
-    bad config, a lock) is reported with its error; the others are checked all the same.
+    ``stacks`` defaults to every stack of the options' project; a name is a stack of that project, a
+    :class:`~gitops_infra.automation.inventory.FleetStack` (from ``fleet_stacks``) one of any project.
+    ``shard`` keeps the stacks of one shard. A stack that cannot be checked (not created yet, a bad
+    config, a lock) is reported with its error; the others are checked all the same.
 
     Example::
 
-        fleet = detect_drift_all(parallel=4)
+        fleet = detect_drift_all(fleet_stacks([Path("infra"), Path("tenants")]), shard=Shard(0, 4))
         for s in fleet.stacks:
-            print(s.stack, s.has_drift, s.error)
+            print(s.name, s.has_drift, s.error)
     """
-    names = tuple(stacks) if stacks is not None else project_stacks(options)
 
-    def check(stack: str) -> StackDrift:
-        try:
-            return StackDrift(stack=stack, report=detect_drift(stack, options=options))
-        except GitOpsInfraError as exc:
-            return StackDrift(stack=stack, report=None, error=StackError(type(exc).__name__, str(exc)))
+    def check(stack: FleetStack, options: StackOptions) -> StackDrift:
+        report = detect_drift(stack.stack, options=options)
+        return StackDrift(stack=stack.stack, report=report, project=stack.project, checked_at=_now())
 
-    def skipped(stack: str, error: StackError) -> StackDrift:
-        return StackDrift(stack=stack, report=None, error=error)
+    def failed(stack: FleetStack, error: StackError) -> StackDrift:
+        return StackDrift(
+            stack=stack.stack, report=None, error=error, project=stack.project, checked_at=_now()
+        )
 
-    return FleetDrift(stacks=tuple(_each(names, parallel, check, skipped)))
+    selected = _selected(stacks, options, shard)
+    return FleetDrift(
+        stacks=tuple(_each(selected, options, parallel, check, failed)),
+        shard=str(shard) if shard is not None else None,
+    )
+
+
+def preview_all(
+    stacks: Sequence[str | FleetStack] | None = None,
+    *,
+    options: StackOptions | None = None,
+    parallel: int = DEFAULT_PARALLEL,
+    shard: Shard | None = None,
+    refresh: bool = False,
+    policy_packs: Sequence[str] = (),
+) -> FleetPreview:
+    """:func:`~gitops_infra.automation.preview` of every stack, as :func:`detect_drift_all` checks drift.
+
+    Detect-only: nothing is created, a stack that does not exist is reported with its error.
+    """
+
+    def check(stack: FleetStack, options: StackOptions) -> StackPreview:
+        result = preview(stack.stack, options=options, refresh=refresh, policy_packs=policy_packs)
+        return StackPreview(stack=stack.stack, result=result, project=stack.project)
+
+    def failed(stack: FleetStack, error: StackError) -> StackPreview:
+        return StackPreview(stack=stack.stack, result=None, error=error, project=stack.project)
+
+    selected = _selected(stacks, options, shard)
+    return FleetPreview(
+        stacks=tuple(_each(selected, options, parallel, check, failed)),
+        shard=str(shard) if shard is not None else None,
+    )
 
 
 def _lock(target: StackTarget) -> tuple[bool | None, StackLock | None]:
@@ -211,21 +387,21 @@ def status(stack: str, *, options: StackOptions | None = None) -> StackStatus:
 
 
 def status_all(
-    stacks: Sequence[str] | None = None,
+    stacks: Sequence[str | FleetStack] | None = None,
     *,
     options: StackOptions | None = None,
     parallel: int = DEFAULT_PARALLEL,
+    shard: Shard | None = None,
 ) -> tuple[StackStatus, ...]:
-    """:func:`status` of every stack of the project; one that cannot be read carries its error."""
-    names = tuple(stacks) if stacks is not None else project_stacks(options)
+    """:func:`status` of every stack (chosen as :func:`detect_drift_all` chooses); one that cannot be
+    read carries its error."""
 
-    def skipped(stack: str, error: StackError) -> StackStatus:
-        return StackStatus(stack=stack, last=None, at_head=None, locked=None, error=error)
+    def check(stack: FleetStack, options: StackOptions) -> StackStatus:
+        return replace(status(stack.stack, options=options), project=stack.project)
 
-    def check(stack: str) -> StackStatus:
-        try:
-            return status(stack, options=options)
-        except GitOpsInfraError as exc:
-            return skipped(stack, StackError(type(exc).__name__, str(exc)))
+    def failed(stack: FleetStack, error: StackError) -> StackStatus:
+        return StackStatus(
+            stack=stack.stack, last=None, at_head=None, locked=None, error=error, project=stack.project
+        )
 
-    return tuple(_each(names, parallel, check, skipped))
+    return tuple(_each(_selected(stacks, options, shard), options, parallel, check, failed))

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
 from enum import Enum, StrEnum
+from pathlib import PurePath
 from typing import Any
 
 from pydantic import BaseModel
@@ -143,6 +144,10 @@ class DriftReport:
 
     stack: str
     resources: tuple[DriftedResource, ...] = field(default=())
+    project: str | None = None
+    """The stack's project: a fleet report (``fleet report``) names the stack by both."""
+    checked_at: datetime | None = None
+    """When the check ended: of two results for one stack (a retried job), the newer one counts."""
 
     @property
     def has_drift(self) -> bool:
@@ -208,9 +213,9 @@ def to_jsonable(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
         data = {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
         # Derived flags are part of what a CI script reads, so they are in the document too.
-        for name in ("has_changes", "has_drift", "has_errors", "valid"):
+        for name in ("has_changes", "has_drift", "has_errors", "valid", "name", "causes"):
             if hasattr(value, name):
-                data[name] = getattr(value, name)
+                data[name] = to_jsonable(getattr(value, name))
         return data
     if isinstance(value, Enum):
         return value.value
@@ -218,6 +223,8 @@ def to_jsonable(value: Any) -> Any:
         return value.model_dump(mode="json", by_alias=True)
     if isinstance(value, datetime):
         return value.isoformat()
+    if isinstance(value, PurePath):
+        return value.as_posix()
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -9,12 +9,13 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import signal
 import sys
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, overload
 
@@ -29,6 +30,7 @@ from ._text import printable
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..automation.inventory import FleetStack, Shard
     from ..automation.options import EventCallback
     from ._console import CliConsole
 
@@ -37,7 +39,9 @@ __all__ = [
     "EXIT_OK",
     "EXIT_PENDING",
     "CliError",
+    "Fleet",
     "Invocation",
+    "Selection",
     "changes_line",
     "checked_stack",
     "command",
@@ -49,6 +53,7 @@ __all__ = [
     "main",
     "message_option",
     "policy_packs_option",
+    "selection_options",
     "to_json",
 ]
 
@@ -63,10 +68,15 @@ _LOG_WIDTH = 1000
 class CliError(click.ClickException):
     """A failure the CLI reports as ``<kind>: <message>`` on stderr (and as JSON with ``--json``)."""
 
-    def __init__(self, kind: str, message: str, exit_code: int = EXIT_ERROR) -> None:
+    def __init__(
+        self, kind: str, message: str, exit_code: int = EXIT_ERROR, *, subject: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.exit_code = exit_code  # type: ignore[misc]  # click reads it per instance as well
+        self.subject = subject or {}
+        """The stack (and its project) the command was about, for the JSON error document: a fleet
+        report (``fleet report``) files a failed matrix job's error under its stack."""
 
 
 @dataclass
@@ -176,18 +186,124 @@ def checked_stack(_ctx: click.Context, _param: click.Parameter, value: str | Non
     return value
 
 
+def _checked_selector(_ctx: click.Context, _param: click.Parameter, value: str | None) -> dict[str, str]:
+    from ..automation.inventory import parse_selector
+
+    try:
+        return parse_selector(value)
+    except GitOpsInfraError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _checked_shard(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Shard | None:
+    from ..automation.inventory import Shard
+
+    try:
+        return Shard.parse(value) if value is not None else None
+    except GitOpsInfraError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which stacks of the fleet a command takes: ``--project``, ``--selector``, ``--wave``."""
+
+    projects: tuple[Path, ...] = ()
+    selector: dict[str, str] = field(default_factory=dict)
+    wave: int | None = None
+
+    @property
+    def given(self) -> bool:
+        return bool(self.projects or self.selector) or self.wave is not None
+
+    def stacks(self, cwd: Path | None) -> tuple[FleetStack, ...]:
+        """The stacks chosen; a selector or wave that matches none is an error, as a typo would be."""
+        from ..automation._project import find_project_dir
+        from ..automation.inventory import fleet_stacks
+
+        # Relative to here, as --project would be: a matrix job's checkout is in another directory.
+        projects = self.projects or (Path(os.path.relpath(find_project_dir(cwd))),)
+        found = fleet_stacks(projects, selector=self.selector, wave=self.wave)
+        if not found:
+            chosen = [f"--selector {','.join(f'{k}={v}' for k, v in self.selector.items())}"] * bool(
+                self.selector
+            ) + [f"--wave {self.wave}"] * (self.wave is not None)
+            raise CliError("WorkspaceError", f"no stack of the fleet matches {' '.join(chosen)}")
+        return found
+
+
+def selection_options(fn: Callable[..., int]) -> Callable[..., int]:
+    """``--project``, ``--selector`` and ``--wave``; ``fn`` gets ``selection``."""
+
+    @click.option(
+        "--project",
+        "projects",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="A Pulumi project directory of the fleet (repeatable; default: the one here, or --cwd's).",
+    )
+    @click.option(
+        "--selector", callback=_checked_selector, metavar="K=V,...", help="Stacks with these labels."
+    )
+    @click.option("--wave", type=click.IntRange(min=0), help="Stacks of this wave.")
+    @functools.wraps(fn)
+    def wrapper(
+        invocation: Invocation,
+        projects: tuple[Path, ...],
+        selector: dict[str, str],
+        wave: int | None,
+        **kwargs: Any,
+    ) -> int:
+        if projects and invocation.cwd is not None:
+            raise CliError("UsageError", "--cwd and --project both name projects: give --project for each")
+        return fn(invocation, selection=Selection(projects, selector, wave), **kwargs)
+
+    return wrapper
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """What ``--all`` chose: the stacks, the shard of them, and how many to check at once."""
+
+    every: bool
+    parallel: int
+    selection: Selection
+    shard: Shard | None
+
+    def stacks(self, invocation: Invocation) -> tuple[FleetStack, ...]:
+        return self.selection.stacks(invocation.cwd)
+
+
 def fleet_command(fn: Callable[..., int]) -> Callable[..., None]:
-    """``command`` for a command that takes STACK or ``--all`` (every stack with a Pulumi.<stack>.yaml),
-    checked ``--parallel N`` at a time; ``fn`` gets ``every`` and ``parallel``."""
+    """``command`` for a command that takes STACK or ``--all`` (every stack with a Pulumi.<stack>.yaml,
+    or those ``--project``, ``--selector``, ``--wave`` and ``--shard`` choose), checked ``--parallel N`` at
+    a time; ``fn`` gets ``fleet``."""
 
     @functools.wraps(fn)
-    def checked(invocation: Invocation, every: bool, parallel: int, **kwargs: Any) -> int:
+    def checked(
+        invocation: Invocation,
+        every: bool,
+        parallel: int,
+        selection: Selection,
+        shard: Shard | None,
+        **kwargs: Any,
+    ) -> int:
         if every == bool(invocation.stack):
             raise CliError("UsageError", "give either STACK or --all")
-        return fn(invocation, every=every, parallel=parallel, **kwargs)
+        if not every and (selection.given or shard is not None):
+            raise CliError("UsageError", "--project, --selector, --wave and --shard choose stacks for --all")
+        return fn(invocation, fleet=Fleet(every, parallel, selection, shard), **kwargs)
 
-    wrapped = command(checked, stack_required=False)
-    wrapped = click.option("--all", "every", is_flag=True, help="Every stack of the project.")(wrapped)
+    selected = click.option(
+        "--shard",
+        callback=_checked_shard,
+        metavar="I/N",
+        help="With --all: only the stacks of shard I of N (0 <= I < N; auto/N reads JOB_COMPLETION_INDEX).",
+    )(selection_options(checked))
+    wrapped = command(selected, stack_required=False)
+    wrapped = click.option("--all", "every", is_flag=True, help="Every stack of the project (or the fleet).")(
+        wrapped
+    )
     return click.option(
         "--parallel",
         type=click.IntRange(min=1),
@@ -197,10 +313,12 @@ def fleet_command(fn: Callable[..., int]) -> Callable[..., None]:
     )(wrapped)
 
 
-def command(fn: Callable[..., int], *, stack_required: bool = True) -> Callable[..., None]:
-    """Common arguments (STACK, --cwd, --json), one error boundary, and the exit code."""
+def command(
+    fn: Callable[..., int], *, stack_required: bool = True, stack: bool = True
+) -> Callable[..., None]:
+    """Common arguments (STACK, unless ``stack`` is False; --cwd, --json), one error boundary, and the exit
+    code."""
 
-    @click.argument("stack", required=stack_required, callback=checked_stack)
     @click.option(
         "--cwd",
         type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -224,7 +342,7 @@ def command(fn: Callable[..., int], *, stack_required: bool = True) -> Callable[
                     code = interruption.exit_code
             except GitOpsInfraError as exc:
                 code = interruption.exit_code if interruption.signum else EXIT_ERROR
-                raise CliError(type(exc).__name__, str(exc), code) from exc
+                raise CliError(type(exc).__name__, str(exc), code, subject=_subject(invocation)) from exc
             except KeyboardInterrupt:
                 code = interruption.exit_code if interruption.signum else 128 + signal.SIGINT
                 raise CliError("Interrupted", "stopped before it finished", code) from None
@@ -246,7 +364,9 @@ def command(fn: Callable[..., int], *, stack_required: bool = True) -> Callable[
             )
         sys.exit(code)
 
-    return wrapper
+    if not stack:
+        return functools.wraps(wrapper)(lambda **kwargs: wrapper(stack=None, **kwargs))
+    return click.argument("stack", required=stack_required, callback=checked_stack)(wrapper)
 
 
 # Click 8.2+ raises this for a group called with no command; older versions printed the help themselves.
@@ -260,10 +380,23 @@ def _wants_json(args: list[str]) -> bool:
     return "--json" in options
 
 
-def _report(kind: str, message: str, *, as_json: bool) -> None:
+def _subject(invocation: Invocation) -> dict[str, str]:
+    """``{"stack": ..., "project": ...}`` for a command on one stack, as far as they can be told."""
+    if not invocation.stack:
+        return {}
+    from ..automation._project import Project
+
+    try:
+        return {"stack": invocation.stack, "project": Project.find(invocation.cwd).name}
+    except GitOpsInfraError:  # no project there, or no name: the stack alone
+        return {"stack": invocation.stack}
+
+
+def _report(kind: str, message: str, *, as_json: bool, subject: dict[str, str] | None = None) -> None:
     """The one place a failure is written: ``kind: message`` on stderr, and the JSON document."""
     if as_json:
-        echo(json.dumps({"error": {"type": kind, "message": message}}, indent=2, sort_keys=True))
+        document = {"error": {"type": kind, "message": message}, **(subject or {})}
+        echo(json.dumps(document, indent=2, sort_keys=True))
     echo(f"{kind}: {message}", err=True)
 
 
@@ -290,7 +423,7 @@ class _Cli(click.Group):
         except KeyboardInterrupt as exc:  # a signal outside a command's own handling (before, between)
             _interrupted(exc, as_json=as_json)
         except CliError as exc:
-            _report(exc.kind, exc.format_message(), as_json=as_json)
+            _report(exc.kind, exc.format_message(), as_json=as_json, subject=exc.subject)
             sys.exit(exc.exit_code)
         except _HELP_INSTEAD as exc:  # `gitops-infra` alone: the help, as before click 8.2
             click.echo(exc.format_message())

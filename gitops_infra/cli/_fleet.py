@@ -6,35 +6,45 @@ renderings of their results sit here, beside them.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import click
 
 from .. import automation
 from ._app import (
     EXIT_ERROR,
     EXIT_OK,
     EXIT_PENDING,
+    CliError,
+    Fleet,
     Invocation,
+    Selection,
+    command,
+    echo,
     fleet_command,
     formats,
     lock_wait_option,
     main,
+    selection_options,
 )
 from ._markdown import Plain, code, details, table
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["drift_markdown", "fleet_drift_markdown", "status_markdown"]
+__all__ = ["drift_markdown", "fleet_drift_exit", "fleet_drift_markdown", "namer", "status_markdown"]
 
 
 @main.command()
 @fleet_command
 @formats
 @lock_wait_option
-def drift(invocation: Invocation, every: bool, parallel: int, lock_wait: float) -> int:
+def drift(invocation: Invocation, fleet: Fleet, lock_wait: float) -> int:
     """Compare STACK (or --all stacks) with reality without writing anything; exit 2 when one drifted.
 
     With --all, one line per stack; a stack that cannot be checked is reported and the others go on
@@ -42,13 +52,14 @@ def drift(invocation: Invocation, every: bool, parallel: int, lock_wait: float) 
     --lock-wait gives the update time to finish.
     """
     options = invocation.options(lock_wait=lock_wait)
-    if every:
+    if fleet.every:
+        stacks = fleet.stacks(invocation)
         with invocation.activity("Checking drift of"):
-            fleet = automation.detect_drift_all(options=options, parallel=parallel)
-        invocation.emit(fleet, lambda out: _print_fleet_drift(out, fleet))
-        if fleet.has_drift:
-            return EXIT_PENDING
-        return EXIT_ERROR if fleet.has_errors else EXIT_OK
+            found = automation.detect_drift_all(
+                stacks, options=options, parallel=fleet.parallel, shard=fleet.shard
+            )
+        invocation.emit(found, lambda out: _print_fleet_drift(out, found))
+        return fleet_drift_exit(found)
     with invocation.activity("Checking drift of"):
         report = automation.detect_drift(invocation.stack, options=options)
 
@@ -67,45 +78,81 @@ def drift(invocation: Invocation, every: bool, parallel: int, lock_wait: float) 
     return EXIT_PENDING if report.has_drift else EXIT_OK
 
 
+def fleet_drift_exit(found: automation.FleetDrift) -> int:
+    """2 when any stack drifted; else 1 when one could not be checked (or its result is missing); else 0."""
+    if found.has_drift:
+        return EXIT_PENDING
+    return EXIT_ERROR if found.has_errors else EXIT_OK
+
+
+class _Stack(Protocol):
+    @property
+    def stack(self) -> str: ...
+    @property
+    def project(self) -> str | None: ...
+
+
+_Named = TypeVar("_Named", bound=_Stack)
+
+
+def namer(stacks: Sequence[_Named]) -> Callable[[_Named], str]:
+    """How a rendering names each stack: alone when all are of one project, else ``project/stack``."""
+    if len({s.project for s in stacks}) <= 1:
+        return lambda s: s.stack
+    return lambda s: f"{s.project}/{s.stack}" if s.project else s.stack
+
+
 def _print_fleet_drift(out: Console, fleet: automation.FleetDrift) -> None:
+    shown = namer(fleet.stacks)
+    for unread in fleet.unread:
+        out.print(f"missing: {unread}")
     for checked in fleet.stacks:
+        name = shown(checked)
         if checked.error is not None:
-            out.print(f"{checked.stack}: error: {checked.error.type}: {checked.error.message}")
+            out.print(f"{name}: error: {checked.error.type}: {checked.error.message}")
         elif checked.report is not None and checked.report.has_drift:
-            out.print(f"{checked.stack}: {len(checked.report.resources)} drifted")
+            out.print(f"{name}: {len(checked.report.resources)} drifted")
         else:
-            out.print(f"{checked.stack}: no drift")
+            out.print(f"{name}: no drift")
+    for cause in fleet.causes:
+        change = f"{json.dumps(cause.recorded)} -> {json.dumps(cause.actual)}" if cause.path else "deleted"
+        where = f"{cause.type} {cause.path}".rstrip()
+        out.print(f"cause: {where}: {change}: {len(cause.stacks)} stack(s): {', '.join(cause.stacks)}")
 
 
 @main.command()
 @fleet_command
 @formats
-def status(invocation: Invocation, every: bool, parallel: int) -> int:
+def status(invocation: Invocation, fleet: Fleet) -> int:
     """Where STACK (or --all stacks) stands: the last deployment, whether it ran HEAD, and its lock."""
     with invocation.activity("Reading the status of"):
-        if every:
-            found = automation.status_all(options=invocation.options(), parallel=parallel)
+        if fleet.every:
+            stacks = fleet.stacks(invocation)
+            found = automation.status_all(
+                stacks, options=invocation.options(), parallel=fleet.parallel, shard=fleet.shard
+            )
         else:
             found = (automation.status(invocation.stack, options=invocation.options()),)
-    invocation.emit(found if every else found[0], lambda out: _print_status(out, found))
+    invocation.emit(found if fleet.every else found[0], lambda out: _print_status(out, found))
     return EXIT_ERROR if any(s.error is not None for s in found) else EXIT_OK
 
 
 def _print_status(out: Console, found: tuple[automation.StackStatus, ...]) -> None:
+    shown = namer(found)
     for s in found:
         if s.error is not None:
-            out.print(f"{s.stack}: error: {s.error.type}: {s.error.message}")
+            out.print(f"{shown(s)}: error: {s.error.type}: {s.error.message}")
             continue
         lock = {None: "lock unknown", False: "unlocked", True: f"locked by {s.lock}"}[s.locked]
         if s.last is None:
-            out.print(f"{s.stack}: never deployed; {lock}")
+            out.print(f"{shown(s)}: never deployed; {lock}")
             continue
         last = s.last
         head = {None: "", True: ", HEAD", False: ", not HEAD"}[s.at_head]
         when = last.start_time.isoformat(timespec="seconds")
         commit = (last.commit or "no commit")[:12]
         out.print(
-            f"{s.stack}: version {last.version} {last.kind} {last.result} at {when} from {commit}{head}; "
+            f"{shown(s)}: version {last.version} {last.kind} {last.result} at {when} from {commit}{head}; "
             f"{lock}; {last.message!r}"
         )
 
@@ -147,17 +194,36 @@ def fleet_drift_markdown(result: automation.FleetDrift) -> str:
         assert checked.report is not None  # a check without an error has a report
         return Plain(f"{len(checked.report.resources)} drifted" if checked.has_drift else "no drift")
 
-    lines = [
-        "### Drift of every stack",
-        "",
-        *table(["stack", "result"], [(checked.stack, outcome(checked)) for checked in result.stacks]),
-    ]
+    shown = namer(result.stacks)
+    title = f"shard {result.shard} of the fleet" if result.shard else "every stack"
+    lines = [f"### Drift of {title}", ""]
+    if result.unread:
+        lines += ["Missing results:", "", *(f"- {code(unread)}" for unread in result.unread), ""]
+    causes = result.causes
+    if causes:
+        rows = [
+            (
+                code(c.type),
+                Plain(c.kind.value),
+                c.path if c.path else Plain(""),
+                c.recorded if c.path else Plain(""),
+                c.actual if c.path else Plain(""),
+                len(c.stacks),
+                ", ".join(c.stacks),
+            )
+            for c in causes
+        ]
+        header = ["resource type", "drift", "property", "recorded", "actual", "stacks", "names"]
+        lines += ["Drift by cause:", "", *table(header, rows), ""]
+    lines += table(["stack", "result"], [(shown(checked), outcome(checked)) for checked in result.stacks])
+    if not result.stacks:
+        lines.append("No stacks in this selection.")
     body: list[str] = []
     for checked in result.stacks:
         if checked.error is not None:
-            body += [f"{code(checked.stack)}: {code(checked.error.message)}", ""]
+            body += [f"{code(shown(checked))}: {code(checked.error.message)}", ""]
         elif checked.report is not None and checked.report.has_drift:
-            body += [code(checked.stack), "", *table(_DRIFT_HEADER, _drift_rows(checked.report)), ""]
+            body += [code(shown(checked)), "", *table(_DRIFT_HEADER, _drift_rows(checked.report)), ""]
     if body:
         lines += details("details", body[:-1])
     return "\n".join(lines) + "\n"
@@ -166,6 +232,7 @@ def fleet_drift_markdown(result: automation.FleetDrift) -> str:
 def status_markdown(statuses: Sequence[automation.StackStatus]) -> str:
     """Statuses as Markdown: one row a stack, then the last deployments' messages and errors folded."""
     rows = []
+    shown = namer(statuses)
     for status in statuses:
         last = status.last
         lock = (
@@ -173,16 +240,156 @@ def status_markdown(statuses: Sequence[automation.StackStatus]) -> str:
         )
         head = Plain({None: "", True: "yes", False: "no"}[status.at_head])
         if status.error is not None:
-            rows.append((status.stack, Plain(f"error: {status.error.type}"), *[Plain("")] * 4))
+            rows.append((shown(status), Plain(f"error: {status.error.type}"), *[Plain("")] * 4))
         elif last is None:
-            rows.append((status.stack, Plain("never deployed"), Plain(""), Plain(""), Plain(""), lock))
+            rows.append((shown(status), Plain("never deployed"), Plain(""), Plain(""), Plain(""), lock))
         else:
             when = last.start_time.isoformat(timespec="seconds")
             summary = f"v{last.version} {last.kind} {last.result}"
-            rows.append((status.stack, summary, when, (last.commit or "")[:12], head, lock))
+            rows.append((shown(status), summary, when, (last.commit or "")[:12], head, lock))
     lines = ["### Stack status", "", *table(["stack", "last", "at", "commit", "HEAD", "locked"], rows)]
-    messages = [f"- {code(s.stack)}: {code(s.last.message)}" for s in statuses if s.last and s.last.message]
-    messages += [f"- {code(s.stack)}: {code(s.error.message)}" for s in statuses if s.error is not None]
+    messages = [f"- {code(shown(s))}: {code(s.last.message)}" for s in statuses if s.last and s.last.message]
+    messages += [f"- {code(shown(s))}: {code(s.error.message)}" for s in statuses if s.error is not None]
     if messages:
         lines += details("messages", messages)
     return "\n".join(lines) + "\n"
+
+
+@main.group(name="fleet")
+def fleet_group() -> None:
+    """The fleet across projects: list it, split it for CI or a Kubernetes Job, merge what the jobs print.
+
+    Each stack's fleet fields (wave, labels, role) live in its stack file, under gitops-infra:fleet.
+    """
+
+
+@fleet_group.command(name="list")
+@functools.partial(command, stack=False)
+@selection_options
+def fleet_list(invocation: Invocation, selection: Selection) -> int:
+    """The stacks of the fleet, by fully qualified name, with their wave, labels and role."""
+    stacks = selection.stacks(invocation.cwd)
+
+    def human(out: Console) -> None:
+        for s in stacks:
+            labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
+            role = f" role={s.role}" if s.role else ""
+            out.print(f"{s.name}  wave={s.wave}  labels={labels or '-'}{role}  ({s.project_dir.as_posix()})")
+
+    invocation.emit({"stacks": stacks}, human)
+    return EXIT_OK
+
+
+@fleet_group.command(name="matrix")
+@functools.partial(command, stack=False)
+@selection_options
+@click.option(
+    "--op", type=click.Choice(["drift", "preview", "up"]), required=True, help="What each job runs."
+)
+@click.option(
+    "--changed-since", metavar="REF", help="Only stacks whose stack file or program changed since REF."
+)
+@click.option(
+    "--max-jobs",
+    type=click.IntRange(min=1, max=10_000),
+    help="Jobs at most; more stacks become shards (default: 256 for github, 200 for gitlab).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["github", "gitlab"]),
+    default="github",
+    show_default=True,
+    help='github: {"include": [...]} for fromJSON; gitlab: a parallel:matrix list.',
+)
+def fleet_matrix(
+    invocation: Invocation,
+    selection: Selection,
+    op: str,
+    changed_since: str | None,
+    max_jobs: int | None,
+    output_format: str,
+) -> int:
+    """The jobs of a CI matrix over the fleet, as one line of JSON: each stack once, in wave order for up."""
+    from ..automation import runners
+
+    stacks = selection.stacks(invocation.cwd)
+    if changed_since is not None:
+        stacks = runners.changed_since(stacks, changed_since)
+    limit = runners.GITLAB_MAX_JOBS if output_format == "gitlab" else runners.GITHUB_MAX_JOBS
+    if max_jobs is not None and max_jobs > limit:
+        raise CliError(
+            "UsageError", f"--max-jobs {max_jobs}: {output_format} runs at most {limit} jobs a matrix"
+        )
+    found = runners.fleet_matrix(stacks, runners.Operation(op), max_jobs=max_jobs or limit)
+    document = found.github() if output_format == "github" else found.gitlab()
+    invocation.stdout_closed = not echo(json.dumps(document, separators=(",", ":")))
+    return EXIT_OK
+
+
+@fleet_group.command(name="report")
+@functools.partial(command, stack=False)
+@formats
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="FILE...")
+def fleet_report(invocation: Invocation, inputs: tuple[Path, ...]) -> int:
+    """Merge the --json output of shards and matrix jobs (files, or directories of .json files) into one
+    report, the shape of drift --all --json. Exit 2 on drift, else 1 when a result is missing or failed."""
+    from ..automation.reports import merge_drift_reports
+
+    merged = merge_drift_reports(inputs)
+    invocation.emit(merged, lambda out: _print_fleet_drift(out, merged))
+    return fleet_drift_exit(merged)
+
+
+@fleet_group.command(name="job")
+@functools.partial(command, stack=False)
+@selection_options
+@click.option("--op", type=click.Choice(["drift", "preview"]), default="drift", show_default=True)
+@click.option("--shards", type=click.IntRange(min=1, max=10_000), required=True, help="Pods, one a shard.")
+@click.option("--parallelism", type=click.IntRange(min=1), help="Pods at once (default: all).")
+@click.option("--image", required=True, help="The image with gitops-infra, the engine and the project.")
+@click.option("--name", default="gitops-infra-drift", show_default=True, help="The Job's name.")
+@click.option("--namespace", default="gitops-infra", show_default=True)
+@click.option("--service-account", help="The pods' service account (for IRSA or Pod Identity).")
+@click.option(
+    "--secret",
+    default="gitops-infra-fleet",
+    show_default=True,
+    help="The Secret whose keys become the pods' environment (passphrase, backend, credentials).",
+)
+@click.option("--workdir", default="/workspace", show_default=True, help="Where the image holds the project.")
+def fleet_job(
+    invocation: Invocation,
+    selection: Selection,
+    op: str,
+    shards: int,
+    parallelism: int | None,
+    image: str,
+    name: str,
+    namespace: str,
+    service_account: str | None,
+    secret: str,
+    workdir: str,
+) -> int:
+    """A Kubernetes Indexed Job (YAML; JSON with --json) whose pod I runs `<op> --all --shard auto/N`."""
+    from ..automation import runners
+
+    job = runners.indexed_job(
+        op=runners.Operation(op),
+        shards=shards,
+        image=image,
+        name=name,
+        parallelism=parallelism,
+        namespace=namespace,
+        service_account=service_account,
+        secret=secret,
+        workdir=workdir,
+        selection=runners.selection_args(selection.projects, selection.selector, selection.wave),
+    )
+    if invocation.json:
+        invocation.stdout_closed = not echo(json.dumps(job, indent=2, sort_keys=True))
+    else:
+        import yaml
+
+        invocation.stdout_closed = not echo(yaml.safe_dump(job, sort_keys=False), nl=False)
+    return EXIT_OK

@@ -92,9 +92,9 @@ def to_markdown(result: Any) -> str:
 
 def _renderers() -> list[tuple[type, Callable[[Any], str]]]:
     # Here, not at import: the result types load the engine wrapper, which `--help` must not pay for.
-    from ..automation import DriftReport, FleetDrift, Plan, PreviewResult, StackStatus
+    from ..automation import DriftReport, FleetDrift, FleetPreview, Plan, PreviewResult, StackStatus
     from ._fleet import drift_markdown, fleet_drift_markdown, status_markdown
-    from ._operations import preview_markdown
+    from ._operations import fleet_preview_markdown, preview_markdown
     from ._plan import plan_markdown
 
     return [
@@ -102,6 +102,7 @@ def _renderers() -> list[tuple[type, Callable[[Any], str]]]:
         (Plan, plan_markdown),
         (DriftReport, drift_markdown),
         (FleetDrift, fleet_drift_markdown),
+        (FleetPreview, fleet_preview_markdown),
         (StackStatus, lambda status: status_markdown([status])),
         (tuple, lambda statuses: status_markdown(list(statuses))),  # status_all's
     ]

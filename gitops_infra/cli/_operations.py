@@ -14,29 +14,40 @@ import click
 from .. import automation
 from ..errors import CheckpointError
 from ._app import (
+    EXIT_ERROR,
     EXIT_OK,
     EXIT_PENDING,
+    CliError,
+    Fleet,
     Invocation,
     changes_line,
     checked_stack,
     command,
     create_option,
+    fleet_command,
     formats,
     lock_wait_option,
     main,
     message_option,
     policy_packs_option,
 )
+from ._fleet import namer
 from ._markdown import Plain, code, counts, details, table
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["preview_markdown", "print_preview", "print_update"]
+__all__ = [
+    "fleet_preview_markdown",
+    "preview_markdown",
+    "print_fleet_preview",
+    "print_preview",
+    "print_update",
+]
 
 
 @main.command()
-@command
+@fleet_command
 @formats
 @click.option("--refresh", is_flag=True, help="Read the real state of resources first.")
 @click.option("--expect-no-changes", is_flag=True, help="Exit 2 when the preview has changes.")
@@ -44,12 +55,30 @@ __all__ = ["preview_markdown", "print_preview", "print_update"]
 @create_option
 def preview(
     invocation: Invocation,
+    fleet: Fleet,
     refresh: bool,
     expect_no_changes: bool,
     policy_packs: tuple[str, ...],
     create: bool,
 ) -> int:
-    """Show what `up` would change in STACK."""
+    """Show what `up` would change in STACK (or --all stacks, each reported, nothing created)."""
+    if fleet.every:
+        if create:
+            raise CliError("UsageError", "preview --all only looks: --create goes with one STACK")
+        stacks = fleet.stacks(invocation)
+        with invocation.activity("Previewing"):
+            found = automation.preview_all(
+                stacks,
+                options=invocation.options(),
+                parallel=fleet.parallel,
+                shard=fleet.shard,
+                refresh=refresh,
+                policy_packs=policy_packs,
+            )
+        invocation.emit(found, lambda out: print_fleet_preview(out, found))
+        if expect_no_changes and found.has_changes:
+            return EXIT_PENDING
+        return EXIT_ERROR if found.has_errors else EXIT_OK
     with invocation.activity("Previewing"):
         result = automation.preview(
             invocation.stack,
@@ -61,6 +90,41 @@ def preview(
 
     invocation.emit(result, lambda out: print_preview(out, f"Preview of {invocation.stack}", result))
     return EXIT_PENDING if expect_no_changes and result.has_changes else EXIT_OK
+
+
+def print_fleet_preview(out: Console, found: automation.FleetPreview) -> None:
+    shown = namer(found.stacks)
+    for previewed in found.stacks:
+        if previewed.error is not None:
+            out.print(f"{shown(previewed)}: error: {previewed.error.type}: {previewed.error.message}")
+        elif previewed.result is not None:
+            out.print(f"{shown(previewed)}: {changes_line(dict(previewed.result.changes))}")
+
+
+def fleet_preview_markdown(found: automation.FleetPreview) -> str:
+    """Previews of many stacks as Markdown: one row a stack, then each one's steps or error folded."""
+    shown = namer(found.stacks)
+    title = f"shard {found.shard} of the fleet" if found.shard else "every stack"
+    rows = [
+        (
+            shown(p),
+            Plain(f"error: {p.error.type}")
+            if p.error is not None
+            else changes_line(dict(p.result.changes) if p.result else {}),
+        )
+        for p in found.stacks
+    ]
+    lines = [f"### Preview of {title}", "", *table(["stack", "result"], rows)]
+    body: list[str] = []
+    for p in found.stacks:
+        if p.error is not None:
+            body += [f"{code(shown(p))}: {code(p.error.message)}", ""]
+        elif p.result is not None and p.result.steps:
+            steps = [(Plain(step.op), code(step.urn), ", ".join(step.keys)) for step in p.result.steps]
+            body += [code(shown(p)), "", *table(["operation", "resource", "changed"], steps), ""]
+    if body:
+        lines += details("details", body[:-1])
+    return "\n".join(lines) + "\n"
 
 
 def print_preview(out: Console, title: str, result: automation.PreviewResult) -> None:

@@ -14,12 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from click.testing import CliRunner
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from pulumi import automation as auto
 
 from gitops_infra import checks
 from gitops_infra.automation import StackOptions, detect_drift, history, rollback_to_commit, up
+from gitops_infra.cli import main
 from gitops_infra.components.flux import FLUX_SECRET_NAME, FLUX_SYNC_NAME
 from gitops_infra.errors import OperationFailedError
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
@@ -664,3 +667,67 @@ def test_the_crd_schema_and_the_config_agree_on_a_duration(cluster: LocalCluster
         assert exc.status == 422, exc
         server_accepts = False
     assert server_accepts is (checks.go_duration_problem(interval) is None)
+
+
+# -- 9. the fleet's Indexed Job is one the API server takes --------------------------------------------------
+
+
+def test_the_fleet_job_is_accepted_and_stored_as_emitted(cluster: LocalCluster) -> None:
+    # The pods never run here (no kubelet): a server-side dry run validates and defaults the Job as a real
+    # create would, and returns the object the API server would store.
+    result = CliRunner().invoke(
+        main,
+        [
+            "fleet",
+            "job",
+            "--shards",
+            "8",
+            "--parallelism",
+            "3",
+            "--image",
+            "registry.example.com/fleet:1",
+            "--service-account",
+            "fleet-drift",
+            "--secret",
+            "fleet-credentials",
+            "--selector",
+            "tier=prod",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    job = yaml.safe_load(result.stdout)
+    core = client.CoreV1Api(cluster.api())
+    namespace = job["metadata"]["namespace"]
+    if namespace not in {n.metadata.name for n in core.list_namespace().items}:
+        core.create_namespace({"metadata": {"name": namespace}})
+    batch = client.BatchV1Api(cluster.api())
+    stored = batch.create_namespaced_job(namespace, job, dry_run="All")
+    spec = stored.spec
+    assert (spec.completion_mode, spec.completions, spec.parallelism) == ("Indexed", 8, 3)
+    assert spec.backoff_limit_per_index == 1
+    (rule,) = spec.pod_failure_policy.rules
+    assert (rule.action, rule.on_exit_codes.operator, rule.on_exit_codes.values) == ("FailIndex", "In", [2])
+    (container,) = spec.template.spec.containers
+    assert container.command == [
+        "gitops-infra",
+        "drift",
+        "--all",
+        "--shard",
+        "auto/8",
+        "--selector",
+        "tier=prod",
+        "--json",
+    ]
+    assert container.env_from[0].secret_ref.name == "fleet-credentials"
+    assert spec.template.spec.service_account_name == "fleet-drift"
+    assert spec.template.spec.restart_policy == "Never"
+    assert batch.list_namespaced_job(namespace).items == []  # a dry run stores nothing
+
+    # The server does judge it: the same Job with FailIndex but no per-index backoff is refused.
+    broken = {
+        **job,
+        "spec": {key: value for key, value in job["spec"].items() if key != "backoffLimitPerIndex"},
+    }
+    with pytest.raises(ApiException) as refused:
+        batch.create_namespaced_job(namespace, broken, dry_run="All")
+    assert refused.value.status == 422 and "backoffLimitPerIndex" in refused.value.body

@@ -66,7 +66,11 @@ def test_drift_all_checks_every_stack_and_reports_each_one(repo: FixtureRepo, tm
     assert document["has_drift"] is True and document["has_errors"] is True
 
     text = CliRunner(env=repo.env).invoke(main, ["drift", "--all", "--cwd", str(repo.root)]).stdout
-    broken, dev, prod = text.splitlines()
+    broken, dev, prod, cause = text.splitlines()
+    assert cause == (
+        'cause: pulumi-python:dynamic:Resource content: "one" -> "edited out of band": 1 stack(s): '
+        "organization/fixture/dev"
+    )
     assert broken.startswith("broken: error: StackNotFoundError: stack 'broken' not found on file://")
     assert (dev, prod) == ("dev: 1 drifted", "prod: no drift")
 

@@ -14,29 +14,67 @@ import yaml
 
 from gitops_infra.cli import main
 
-WORKFLOW = Path(__file__).resolve().parents[2] / "examples" / "ci" / "gitops-infra.yml"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ci"
+WORKFLOW = EXAMPLES / "gitops-infra.yml"
+FLEET_WORKFLOW = EXAMPLES / "fleet-drift.yml"
+# What the workflows' variables hold, for parsing their command lines.
+_VARIABLES = {
+    r"\$\{\{\s*matrix\.stack\s*\}\}": "dev",
+    r'"\$SHARD"': "0/2",
+    r'"\$STACK"': "dev",
+    r'"\$PROJECT"': "infra",
+    r'"\$RUNNER_TEMP/[^"]*"': "out.json",
+    r"\$FLEET": "--project infra --project tenants",
+    r"\$\{\{[^}]*\}\}": "x",
+}
+_CALL = re.compile(r"gitops-infra [^)|>;#]*")
 
 
-def _command_lines() -> list[str]:
-    steps = [step for job in yaml.safe_load(WORKFLOW.read_text())["jobs"].values() for step in job["steps"]]
-    runs = [" ".join(str(step["run"]).split()) for step in steps if "run" in step]
-    return [run for run in runs if run.startswith("gitops-infra ")]
+def _command_lines(*workflows: Path) -> list[str]:
+    """Every `gitops-infra` call in the workflows' run steps, with their variables filled in."""
+    calls = []
+    for workflow in workflows or (WORKFLOW, FLEET_WORKFLOW):
+        jobs = yaml.safe_load(workflow.read_text())["jobs"].values()
+        for step in (step for job in jobs for step in job["steps"] if "run" in step):
+            script = (
+                str(step["run"]) if "\n" in str(step["run"]).strip() else " ".join(str(step["run"]).split())
+            )
+            for line in script.splitlines():
+                for variable, value in _VARIABLES.items():
+                    line = re.sub(variable, value, line)
+                calls += [" ".join(call.split()) for call in _CALL.findall(line)]
+    return calls
 
 
-def test_the_example_uses_each_new_operation() -> None:
-    lines = " ".join(_command_lines())
+def test_the_examples_use_each_new_operation() -> None:
+    lines = " ".join(_command_lines(WORKFLOW))
     for usage in ("--format markdown", "drift --all", "--require-promoted-from dev", "status --all"):
         assert usage in lines
+    fleet = " ".join(_command_lines(FLEET_WORKFLOW))
+    for usage in (
+        "fleet matrix --op drift",
+        "drift --all --shard 0/2",
+        "fleet report",
+        "drift dev --cwd infra",
+    ):
+        assert usage in fleet
 
 
 @pytest.mark.parametrize("line", _command_lines())
-def test_every_cli_call_in_the_example_parses(line: str) -> None:
-    line = re.sub(r"\$\{\{\s*matrix\.stack\s*\}\}", "dev", line)
-    line = re.sub(r"\$\{\{[^}]*\}\}", "x", line)
-    args = shlex.split(line.split(">")[0])[1:]  # without the redirection into the job summary
+def test_every_cli_call_in_the_example_parses(
+    line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for project in ("infra", "tenants"):  # the directories --project and --cwd name must exist
+        (tmp_path / project).mkdir()
+    monkeypatch.chdir(tmp_path)
+    args = shlex.split(line)[1:]
     context = main.make_context("gitops-infra", list(args), resilient_parsing=False)
     name, command, rest = main.resolve_command(context, args)
     assert isinstance(command, click.Command), name
+    if isinstance(command, click.Group):  # `fleet report`: the group's command
+        context = command.make_context(str(name), rest, parent=context, resilient_parsing=True)
+        name, command, rest = command.resolve_command(context, rest)
+        assert isinstance(command, click.Command), name
     command.make_context(str(name), rest, parent=context)  # a bad option or argument raises here
 
 
@@ -48,16 +86,25 @@ def _usage_lines() -> dict[str, str]:
     """The README's CLI synopsis, by command: ``{"up": "gitops-infra up STACK [--json] ..."}``."""
     section = README.read_text().split("## The CLI", 1)[1].split("```", 2)[1]
     return {
-        line.split()[1]: line
+        _usage_key(line.split()): line
         for line in section.splitlines()
         if line.startswith("gitops-infra ") and len(line.split()) > 1
     }
 
 
+def _usage_key(words: list[str]) -> str:
+    """``up``, or ``fleet report`` for a group's command."""
+    return " ".join(words[1:3]) if words[1] in ("fleet", "contract", "policy", "local") else words[1]
+
+
 @pytest.mark.parametrize("line", _command_lines())
 def test_every_option_the_example_uses_is_in_the_readme(line: str) -> None:
     words = line.split()
-    usage = _usage_lines()[words[1]]
+    usage = _usage_lines()[_usage_key(words)] + " --cwd"  # "All take --cwd DIR", the README says
+    if "--all" in words:  # the selection options are listed once, under SELECTION
+        usage += " " + next(
+            line for line in README.read_text().splitlines() if line.startswith("# SELECTION")
+        )
     for flag in (word.split("=", 1)[0] for word in words if word.startswith("--")):
         assert flag in usage, f"{flag} of `{words[1]}` is not in the README's synopsis: {usage}"
     if "--policy-pack" in words:
@@ -77,6 +124,7 @@ def _actionlint(path: Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_workflow_lint_passes_the_example_and_fails_a_broken_one(tmp_path: Path) -> None:
     assert _actionlint(WORKFLOW).returncode == 0, _actionlint(WORKFLOW).stdout
+    assert _actionlint(FLEET_WORKFLOW).returncode == 0, _actionlint(FLEET_WORKFLOW).stdout
     broken = tmp_path / "broken.yml"
     broken.write_text(WORKFLOW.read_text().replace("needs: up-dev", "needs: up-staging", 1))
     found = _actionlint(broken)

@@ -13,11 +13,13 @@ from gitops_infra.automation import (
     DriftKind,
     DriftReport,
     FleetDrift,
+    FleetPreview,
     PreviewResult,
     PropertyDiff,
     StackDrift,
     StackError,
     StackLock,
+    StackPreview,
     StackStatus,
     Step,
 )
@@ -163,19 +165,30 @@ def _renderings(hostile: str) -> list[tuple[str, int]]:
     )
     fleet = FleetDrift(
         stacks=(
-            StackDrift(stack=hostile, report=None, error=StackError("StackNotFoundError", hostile)),
-            StackDrift(stack=f"{hostile}2", report=drift),
-        )
+            StackDrift(
+                stack=hostile, report=None, error=StackError("StackNotFoundError", hostile), project="p"
+            ),
+            StackDrift(stack=f"{hostile}2", report=drift, project=hostile),
+        ),
+        unread=(f"{hostile}.json: no such file or directory",),
     )
     last = Deployment(1, "update", "succeeded", when, when, hostile, "0123456789abcdef")
     status = StackStatus(hostile, last, at_head=True, locked=True, lock=StackLock(hostile, hostile, 42))
     preview = PreviewResult(
         stack=hostile, changes={"update": 1}, steps=(Step(urn=urn, op="update", type="t", keys=(hostile,)),)
     )
+    previews = FleetPreview(
+        stacks=(
+            StackPreview(stack=hostile, result=preview, project=hostile),
+            StackPreview(stack=f"{hostile}3", result=None, error=StackError("StackNotFoundError", hostile)),
+        ),
+        shard="0/2",
+    )
     # (rendering, <tr> rows it must have: header rows included)
     return [
         (to_markdown(drift), 2 + 2),
-        (to_markdown(fleet), 3 + 2),
+        (to_markdown(fleet), 2 + 3 + 2),  # by cause, by stack, then the drifted stack's details
+        (to_markdown(previews), 3 + 2),
         (to_markdown((status,)), 2),
         (to_markdown(preview), 2 + 2),
     ]

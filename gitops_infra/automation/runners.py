@@ -1,0 +1,249 @@
+"""Handing fleet work to the engines teams already run: a CI matrix, or a Kubernetes Indexed Job.
+
+We build no scheduler. :func:`fleet_matrix` splits the fleet into the jobs of a GitHub Actions or GitLab
+matrix: one job a stack while they fit, so each has its own role and concurrency group, else shards of
+many stacks each. :func:`indexed_job` writes a ``batch/v1`` Job whose pod ``I`` checks shard ``I``.
+``fleet report`` (:mod:`~gitops_infra.automation.reports`) merges what the jobs print into one report.
+
+No Pulumi import: a matrix of 500 stacks is computed from their files alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from ..errors import ArgumentError
+from ._git import changed_files, repo_root
+from .inventory import STACK_FILE, FleetStack, Shard
+
+__all__ = [
+    "GITHUB_MAX_JOBS",
+    "GITLAB_MAX_JOBS",
+    "Matrix",
+    "MatrixEntry",
+    "Operation",
+    "changed_since",
+    "fleet_matrix",
+    "indexed_job",
+    "selection_args",
+]
+
+GITHUB_MAX_JOBS = 256
+"""GitHub Actions runs at most 256 jobs from one matrix."""
+GITLAB_MAX_JOBS = 200
+"""GitLab runs at most 200 jobs from one ``parallel:matrix``."""
+
+
+class Operation(StrEnum):
+    """What the jobs of a matrix run."""
+
+    DRIFT = "drift"
+    PREVIEW = "preview"
+    UP = "up"
+
+
+@dataclass(frozen=True)
+class MatrixEntry:
+    """One job: a stack (``stack``, ``project``, ``role``), or a shard of the selection (``shard``)."""
+
+    shard: str | None = None
+    """``I/N``: the job runs ``<op> --all --shard I/N`` with the selection the matrix was made with."""
+    stack: str | None = None
+    name: str | None = None
+    """The stack's fully qualified name: the key of a concurrency group."""
+    project: str | None = None
+    """The stack's project directory, as given (``--cwd`` for the job)."""
+    wave: int | None = None
+    """The stack's wave; a shard's, when all its stacks share one."""
+    role: str | None = None
+    """The IAM role to assume; a shard's, when all its stacks share one."""
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The jobs that cover a selection of the fleet, each stack exactly once."""
+
+    op: Operation
+    entries: tuple[MatrixEntry, ...]
+    stacks: int
+    """How many stacks the entries cover together."""
+
+    def github(self) -> dict[str, Any]:
+        """``{"include": [...]}``, for ``strategy.matrix: ${{ fromJSON(...) }}``."""
+        return {"include": [_entry_fields(e) for e in self.entries]}
+
+    def gitlab(self) -> list[dict[str, str]]:
+        """A ``parallel:matrix`` list: upper-case variables, strings only, none unset."""
+        return [
+            {key.upper(): str(value) for key, value in _entry_fields(e).items() if value is not None}
+            for e in self.entries
+        ]
+
+
+def _entry_fields(entry: MatrixEntry) -> dict[str, Any]:
+    return {
+        "shard": entry.shard,
+        "stack": entry.stack,
+        "name": entry.name,
+        "project": entry.project,
+        "wave": entry.wave,
+        "role": entry.role,
+    }
+
+
+def _one(values: Iterable[Any]) -> Any:
+    distinct = set(values)
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def fleet_matrix(stacks: Sequence[FleetStack], op: Operation, *, max_jobs: int = GITHUB_MAX_JOBS) -> Matrix:
+    """The jobs for ``op`` over ``stacks``: one a stack while they fit in ``max_jobs``, else ``max_jobs``
+    shards (``drift`` and ``preview`` only: ``up`` is one stack a job, in wave order, and more stacks
+    than jobs is an ``ArgumentError``)."""
+    if max_jobs < 1:
+        raise ArgumentError(f"max_jobs must be at least 1, not {max_jobs}")
+    ordered = sorted(stacks, key=lambda s: (s.wave, s.name)) if op is Operation.UP else list(stacks)
+    if len(ordered) <= max_jobs:
+        entries = tuple(
+            MatrixEntry(
+                stack=s.stack, name=s.name, project=s.project_dir.as_posix(), wave=s.wave, role=s.role
+            )
+            for s in ordered
+        )
+        return Matrix(op=op, entries=entries, stacks=len(ordered))
+    if op is Operation.UP:
+        raise ArgumentError(
+            f"{len(ordered)} stacks to up, but at most {max_jobs} jobs: up runs one job a stack, each with "
+            "its own role and concurrency group; choose fewer stacks (--wave, --selector) per matrix"
+        )
+    sharded = []
+    for index in range(max_jobs):
+        held = Shard(index, max_jobs).of(ordered)
+        wave, role = _one(s.wave for s in held), _one(s.role for s in held)
+        sharded.append(MatrixEntry(shard=f"{index}/{max_jobs}", wave=wave, role=role))
+    return Matrix(op=op, entries=tuple(sharded), stacks=len(ordered))
+
+
+def changed_since(stacks: Sequence[FleetStack], ref: str) -> tuple[FleetStack, ...]:
+    """The stacks whose stack file changed since ``ref`` (``git diff --name-only``), and every stack of a
+    project whose program changed: any other file under its directory, ``Pulumi.yaml`` included.
+
+    A ref that is not in the clone is a ``CommitNotFoundError`` (a shallow clone says so): silently
+    selecting nothing would report a clean fleet that was never checked.
+    """
+    changes: dict[Path, tuple[Path, ...]] = {}
+    kept = []
+    for stack in stacks:
+        project = stack.project_dir.resolve()
+        repo = repo_root(project)
+        if repo not in changes:
+            changes[repo] = changed_files(repo, ref)
+        for path in changes[repo]:
+            if project not in path.parents:
+                continue
+            settings = STACK_FILE.match(path.name) if path.parent == project else None
+            if settings is None or settings["stack"] == stack.stack:  # the program, or its own file
+                kept.append(stack)
+                break
+    return tuple(kept)
+
+
+_K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$")
+
+
+def indexed_job(
+    *,
+    op: Operation,
+    shards: int,
+    image: str,
+    name: str = "gitops-infra-drift",
+    parallelism: int | None = None,
+    namespace: str = "gitops-infra",
+    service_account: str | None = None,
+    secret: str = "gitops-infra-fleet",
+    workdir: str = "/workspace",
+    selection: Sequence[str] = (),
+) -> dict[str, Any]:
+    """A ``batch/v1`` Job, ``completionMode: Indexed``: pod ``I`` runs ``<op> --all --shard auto/N --json``.
+
+    The project is baked into ``image`` at ``workdir`` with the engine (see the README): a pod needs no
+    git credentials, and the image's digest pins what ran. Everything secret (the passphrase, the backend,
+    cloud credentials) comes from the Secret ``secret`` as environment variables, never inline. Exit 2
+    (drift found) fails that index without a retry (``FailIndex``); any other failure is retried once.
+    """
+    if op is Operation.UP:
+        raise ArgumentError("a Job runs drift or preview: up goes wave by wave, one stack a job")
+    for what, value in (("name", name), ("namespace", namespace), ("secret", secret)):
+        if not _K8S_NAME.fullmatch(value):
+            raise ArgumentError(f"{what} {value[:80]!r}: must be a DNS label (lowercase, digits, '-')")
+    if service_account is not None and not _K8S_NAME.fullmatch(service_account):
+        raise ArgumentError(f"service account {service_account[:80]!r}: must be a DNS label")
+    if not image or any(c.isspace() for c in image):
+        raise ArgumentError("image: must be an image reference, such as registry.example.com/fleet@sha256:…")
+    Shard(0, shards)  # the count's own check
+    parallelism = shards if parallelism is None else parallelism
+    if parallelism < 1:
+        raise ArgumentError(f"parallelism must be at least 1, not {parallelism}")
+    command = ["gitops-infra", op.value, "--all", "--shard", f"auto/{shards}", *selection, "--json"]
+    labels = {"app.kubernetes.io/name": "gitops-infra", "app.kubernetes.io/component": f"fleet-{op.value}"}
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": service_account is not None,
+        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [
+            {
+                "name": "gitops-infra",
+                "image": image,
+                "workingDir": workdir,
+                "command": command,
+                # HOME on a scratch volume: the engine writes its plugins and logs under ~/.pulumi.
+                "env": [{"name": "HOME", "value": "/tmp/home"}],
+                "envFrom": [{"secretRef": {"name": secret}}],
+                "securityContext": {
+                    "allowPrivilegeEscalation": False,
+                    "readOnlyRootFilesystem": True,
+                    "capabilities": {"drop": ["ALL"]},
+                },
+                "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+            }
+        ],
+        "volumes": [{"name": "tmp", "emptyDir": {}}],
+    }
+    if service_account is not None:
+        pod["serviceAccountName"] = service_account
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": shards,
+            "parallelism": parallelism,
+            "backoffLimitPerIndex": 1,
+            "podFailurePolicy": {
+                "rules": [
+                    # Drift found is a result, not a failure to retry.
+                    {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [2]}},
+                ]
+            },
+            "ttlSecondsAfterFinished": 86400,
+            "template": {"metadata": {"labels": labels}, "spec": pod},
+        },
+    }
+
+
+def selection_args(projects: Sequence[Path], selector: Mapping[str, str], wave: int | None) -> list[str]:
+    """The command-line words that make the same selection again (for a Job's pods)."""
+    words: list[str] = []
+    for project in projects:
+        words += ["--project", project.as_posix()]
+    if selector:
+        words += ["--selector", ",".join(f"{k}={v}" for k, v in selector.items())]
+    if wave is not None:
+        words += ["--wave", str(wave)]
+    return words
