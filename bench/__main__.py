@@ -19,10 +19,10 @@ from typing import Any
 
 from tests.support import REPO_ROOT
 
-from . import engine_overhead, fleet_drift, plan_scaling, plan_startup
+from . import engine_overhead, fleet_drift, fleet_shards, plan_scaling, plan_startup
 from .fixture import require_engine
 
-SUITES = ("engine", "startup", "scaling", "fleet")
+SUITES = ("engine", "startup", "scaling", "fleet", "shards")
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "latest.json"
 
 
@@ -45,12 +45,20 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         choices=engine_overhead.OPERATIONS,
         help="engine suite: only this operation (repeatable; default all)",
     )
+    parser.add_argument("--stacks", type=int, help=f"shards suite: stacks (default {fleet_shards.STACKS})")
+    parser.add_argument(
+        "--shard-counts",
+        type=_ints,
+        default=[],
+        help="shards suite: also run every shard of each N one after the other, and compare (e.g. 1,2,...,8)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON file (default {DEFAULT_OUT})")
     args = parser.parse_args(argv)
     args.repeats = args.repeats or (3 if args.quick else 5)
     args.sizes = args.sizes or ([10] if args.quick else [10, 100, 500])
     args.ns = args.ns or ([1, 2, 4] if args.quick else [1, 2, 4, 8, 16])
     args.suite = args.suite or list(SUITES)
+    args.stacks = args.stacks or (20 if args.quick else fleet_shards.STACKS)
     return args
 
 
@@ -125,6 +133,35 @@ def _print_fleet(row: dict[str, Any]) -> None:
     )
 
 
+def _print_shards(row: dict[str, Any]) -> None:
+    print(
+        f"\n## The fleet past one machine: {row['stacks']} stacks, {row['drifted']} drifted "
+        f"(median of {row['repeats']} repeats)\n"
+    )
+    print("| ours | vs | ours | baseline | ratio | same drifted set, same report |")
+    print("|---|---|---:|---:|---:|---|")
+    print(
+        f"| 4 shards at once (`drift --all --shard I/4 --parallel 1`, 4 processes) | one process "
+        f"(`drift --all --parallel 4`) | {_fmt(row['four_shards_median_s'])} | "
+        f"{_fmt(row['one_process_median_s'])} | {row['ratio']:.3f} | {'yes' if row['identical'] else 'NO'} |"
+    )
+    per_stack = row["per_stack_s"]
+    print(f"\nOne stack's drift check costs {per_stack:.2f}s of a runner (4 at a time on this machine).\n")
+    print("| command (subprocess) | median | target |")
+    print("|---|---:|---|")
+    for name, seconds in row["cli_median_s"].items():
+        target = "< 1s " + ("ok" if seconds < 1 else "MISS") if "fleet" in name else "(context)"
+        print(f"| `{name}` | {_fmt(seconds)} | {target} |")
+    if row["shard_counts"]:
+        print("\n| N | stacks seen over the N shards | each exactly once | report equals the single run |")
+        print("|---:|---:|---|---|")
+        for c in row["shard_counts"]:
+            print(
+                f"| {c['n']} | {c['stacks_seen']} | {'yes' if c['each_once'] else 'NO'} | "
+                f"{'yes' if c['report_equals_single_run'] else 'NO'} |"
+            )
+
+
 def _print_scaling(rows: list[dict[str, Any]]) -> None:
     print(f"\n## Offline plan time vs N (in-process, median of {rows[0]['repeats']} repeats)\n")
     print("| scaled | N | resources | median | linear fit | ratio to N=first |")
@@ -172,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     if "fleet" in args.suite:
         results["fleet"] = fleet_drift.run(args.sizes[0], args.repeats)
         _print_fleet(results["fleet"])
+    if "shards" in args.suite:
+        results["shards"] = fleet_shards.run(args.repeats, args.stacks, args.shard_counts)
+        _print_shards(results["shards"])
     if "scaling" in args.suite:
         results["scaling"] = plan_scaling.run(args.ns, args.repeats)
         _print_scaling(results["scaling"])

@@ -6,13 +6,21 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def timed(fn: Callable[[], object]) -> float:
     """Wall-clock seconds one call of ``fn`` takes."""
+    return clocked(fn)[0]
+
+
+def clocked(fn: Callable[[], T]) -> tuple[float, T]:
+    """Wall-clock seconds one call of ``fn`` takes, and what it returned."""
     start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+    value = fn()
+    return time.perf_counter() - start, value
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ It imports no Pulumi: the contract check, which app teams run without any SDK, r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
@@ -32,7 +32,15 @@ class YamlRefused(ValueError):
     """The text is not YAML this reader takes; ``str()`` says why, never quoting it."""
 
 
-class _Loader(yaml.SafeLoader):
+# libyaml's parser when PyYAML was built with it (the wheels are): a fleet of 500 stack files is read in a
+# fraction of the pure-Python parser's time. The constructor, and so every rule below, is the same.
+if TYPE_CHECKING or not yaml.__with_libyaml__:
+    _SafeLoader = yaml.SafeLoader
+else:
+    _SafeLoader = yaml.CSafeLoader
+
+
+class _Loader(_SafeLoader):
     """``SafeLoader`` that refuses a repeated mapping key, as the engine's reader does."""
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -99,6 +107,8 @@ def yaml_problem(exc: Exception) -> str:
         return f"is not UTF-8 text (byte {exc.start})"
     if isinstance(exc, RecursionError):
         return f"nests values more than {MAX_DEPTH} levels deep"
+    if isinstance(exc, yaml.MarkedYAMLError) and "maximum nesting depth" in str(exc.problem):
+        return f"nests values more than {MAX_DEPTH} levels deep"  # libyaml's own limit, deeper than ours
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         mark = exc.problem_mark
         return f"is not valid YAML: {exc.problem} (line {mark.line + 1}, column {mark.column + 1})"

@@ -174,16 +174,13 @@ def parse_selector(text: str | None) -> dict[str, str]:
 
 
 def _project_stacks(project: Project, shown: Path, problems: list[str]) -> Iterable[FleetStack]:
-    names = sorted(
-        {m["stack"] for p in project.path.iterdir() if p.is_file() and (m := STACK_FILE.match(p.name))}
-    )
-    for stack in names:
+    files = {m["stack"]: p for p in project.path.iterdir() if p.is_file() and (m := STACK_FILE.match(p.name))}
+    for stack in sorted(files):
         try:
-            path = project.stack_settings(parse_stack_name(stack))
+            path = project.stack_settings(parse_stack_name(stack)) or files[stack]
         except StackNameError as exc:
-            problems.append(f"{shown / ('Pulumi.' + stack)}...: {exc}")
+            problems.append(f"{shown / files[stack].name}: {exc}")
             continue
-        assert path is not None  # it was just listed
         where = shown / path.name
         try:
             config = read_mapping(path, stack=stack, shown_as=str(where)).get("config") or {}

@@ -116,6 +116,9 @@ def merge_drift_reports(inputs: Sequence[Path]) -> FleetDrift:
         if not files:
             unread.append(f"{given}: a directory with no .json file")
         for path in files:
+            if not path.is_file():  # a FIFO or a device would block the read, or never end
+                unread.append(f"{path}: not a regular file")
+                continue
             try:
                 if path.stat().st_size > MAX_REPORT_BYTES:
                     unread.append(f"{path}: larger than {MAX_REPORT_BYTES} bytes; not a drift report")

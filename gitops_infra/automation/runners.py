@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ArgumentError
 from ._git import changed_files, repo_root
-from .inventory import STACK_FILE, FleetStack, Shard
+from .inventory import STACK_FILE, FleetStack, Shard, shard_index
 
 __all__ = [
     "GITHUB_MAX_JOBS",
@@ -121,11 +121,15 @@ def fleet_matrix(stacks: Sequence[FleetStack], op: Operation, *, max_jobs: int =
             f"{len(ordered)} stacks to up, but at most {max_jobs} jobs: up runs one job a stack, each with "
             "its own role and concurrency group; choose fewer stacks (--wave, --selector) per matrix"
         )
-    sharded = []
-    for index in range(max_jobs):
-        held = Shard(index, max_jobs).of(ordered)
-        wave, role = _one(s.wave for s in held), _one(s.role for s in held)
-        sharded.append(MatrixEntry(shard=f"{index}/{max_jobs}", wave=wave, role=role))
+    held: list[list[FleetStack]] = [[] for _ in range(max_jobs)]
+    for stack in ordered:  # one hash a stack, not one a stack and shard
+        held[shard_index(stack.name, max_jobs)].append(stack)
+    sharded = [
+        MatrixEntry(
+            shard=f"{index}/{max_jobs}", wave=_one(s.wave for s in shard), role=_one(s.role for s in shard)
+        )
+        for index, shard in enumerate(held)
+    ]
     return Matrix(op=op, entries=tuple(sharded), stacks=len(ordered))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 import subprocess
 from datetime import UTC, datetime, timedelta
@@ -136,13 +137,18 @@ def test_every_bad_section_of_the_fleet_is_listed_by_file(tmp_path: Path) -> Non
     a = _project(tmp_path / "a", "a", {"dev": {"wave": -1}, "prod": {"labels": {"x": 1}}})
     (a / "Pulumi.broken.yaml").write_text("config: [1, 2]\n")
     (a / "Pulumi.worse.yaml").write_text("config: {a: 1, a: 2}\n")
+    (a / "Pulumi.a b.yaml").write_text("config: {}\n")  # a name Pulumi would refuse
+    (a / "Pulumi.huge.yaml").write_text("#" * (2 * 1024 * 1024))
     with pytest.raises(ConfigError) as info:
         fleet_stacks([a])
     problems = "\n".join(info.value.problems)
     assert f"{a}/Pulumi.dev.yaml: gitops-infra:fleet.wave:" in problems
     assert f"{a}/Pulumi.prod.yaml: gitops-infra:fleet.labels.x:" in problems
     assert f"{a}/Pulumi.broken.yaml: config: must be a mapping" in problems
-    assert f"{a}/Pulumi.worse.yaml:" in problems and len(info.value.problems) == 4
+    assert f"{a}/Pulumi.worse.yaml:" in problems
+    assert f"{a}/Pulumi.a b.yaml: invalid stack name 'a b'" in problems
+    assert f"{a}/Pulumi.huge.yaml: is 2097152 bytes; a stack file may have 1048576 at most" in problems
+    assert len(info.value.problems) == 6
 
 
 def test_a_stack_in_two_homes_and_an_empty_fleet_are_errors(tmp_path: Path) -> None:
@@ -500,6 +506,7 @@ def test_a_missing_shard_file_or_failed_job_is_named(tmp_path: Path) -> None:
         tmp_path / "failed.json", {"error": {"type": "WorkspaceError", "message": "no passphrase"}}
     )
     other = _write(tmp_path / "other.json", {"hello": 1})
+    os.mkfifo(tmp_path / "fifo.json")  # reading it would block: it is named, never opened
     merged = merge_drift_reports(
         [
             *files,
@@ -509,6 +516,7 @@ def test_a_missing_shard_file_or_failed_job_is_named(tmp_path: Path) -> None:
             failed,
             other,
             tmp_path / "nope.json",
+            tmp_path / "fifo.json",
         ]
     )
     assert merged.unread == tuple(
@@ -522,6 +530,7 @@ def test_a_missing_shard_file_or_failed_job_is_named(tmp_path: Path) -> None:
                 f"{tmp_path}/failed.json: the job failed: WorkspaceError: no passphrase",
                 f"{tmp_path}/other.json: not a drift report (neither `stacks` nor `resources`)",
                 f"{tmp_path}/nope.json: no such file or directory",
+                f"{tmp_path}/fifo.json: not a regular file",
             ]
         )
     )
