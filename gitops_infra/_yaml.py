@@ -34,7 +34,7 @@ class YamlRefused(ValueError):
 
 # libyaml's parser when PyYAML was built with it (the wheels are): a fleet of 500 stack files is read in a
 # fraction of the pure-Python parser's time. The constructor, and so every rule below, is the same.
-if TYPE_CHECKING or not yaml.__with_libyaml__:
+if TYPE_CHECKING or not yaml.__with_libyaml__:  # noqa: SIM108  # mypy takes a class only from a statement
     _SafeLoader = yaml.SafeLoader
 else:
     _SafeLoader = yaml.CSafeLoader
