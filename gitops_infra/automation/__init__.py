@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .plan import COMPUTED, ConfigStep, Plan, PlannedResource, offline_plan
     from .promotion import promote, require_promoted
     from .recovery import RecoverResult, recover
+    from .reports import merge_drift_reports
     from .results import (
         SECRET,
         Deployment,
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
         UpResult,
     )
     from .rollback import rollback_to_commit
+    from .runners import Matrix, MatrixEntry, Operation, changed_since, fleet_matrix, indexed_job
     from .signals import Interruption, cancel_on_signals
     from .teardown import destroy
 
@@ -89,6 +91,15 @@ _EXPORTS = {
         "project_stacks",
         "status",
         "status_all",
+    ),
+    "gitops_infra.automation.reports": ("merge_drift_reports",),
+    "gitops_infra.automation.runners": (
+        "Matrix",
+        "MatrixEntry",
+        "Operation",
+        "changed_since",
+        "fleet_matrix",
+        "indexed_job",
     ),
     "gitops_infra.automation.inventory": (
         "FleetSpec",
@@ -166,6 +177,9 @@ __all__ = [
     "FleetSpec",
     "FleetStack",
     "Interruption",
+    "Matrix",
+    "MatrixEntry",
+    "Operation",
     "Plan",
     "PlannedResource",
     "PreviewResult",
@@ -183,11 +197,15 @@ __all__ = [
     "Step",
     "UpResult",
     "cancel_on_signals",
+    "changed_since",
     "destroy",
     "detect_drift",
     "detect_drift_all",
+    "fleet_matrix",
     "fleet_stacks",
     "history",
+    "indexed_job",
+    "merge_drift_reports",
     "offline_plan",
     "parse_selector",
     "parse_stack_name",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from ..errors import ArgumentError, GitOpsInfraError
+from ..errors import ArgumentError, ConfigError, GitOpsInfraError
 from ._file_backend import LockInfo, StackLock
 from ._git import head_commit, repo_root
 from ._project import Project, find_project_dir
@@ -231,7 +231,7 @@ def _selected(
 ) -> tuple[FleetStack, ...]:
     """``stacks`` as fleet stacks (a bare name is one of the options' project); all of it by default."""
     if stacks is None:
-        found = fleet_stacks([find_project_dir((options or StackOptions()).work_dir)])
+        found = fleet_stacks([find_project_dir((options or StackOptions()).work_dir)], strict=False)
     else:
         project = None
         listed = []
@@ -270,6 +270,8 @@ def _each(
             name = signal.Signals(signum).name
             return failed(stack, StackError("Interrupted", f"not checked: {name} came before it started"))
         try:
+            if stack.problems:  # its stack file cannot be read: its error, and the others go on
+                raise ConfigError(stack.problems, stack=stack.stack)
             return check(stack, replace(base, work_dir=stack.project_dir))
         except GitOpsInfraError as exc:
             return failed(stack, StackError(type(exc).__name__, str(exc)))

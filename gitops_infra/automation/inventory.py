@@ -135,6 +135,8 @@ class FleetStack:
     wave: int = 0
     labels: Mapping[str, str] = field(default_factory=dict)
     role: str | None = None
+    problems: tuple[str, ...] = ()
+    """Why its stack file cannot be read, by file and key path (only from ``fleet_stacks(strict=False)``)."""
 
     @property
     def name(self) -> str:
@@ -173,26 +175,25 @@ def parse_selector(text: str | None) -> dict[str, str]:
     return selector
 
 
-def _project_stacks(project: Project, shown: Path, problems: list[str]) -> Iterable[FleetStack]:
+def _project_stacks(project: Project, shown: Path) -> Iterable[FleetStack]:
     files = {m["stack"]: p for p in project.path.iterdir() if p.is_file() and (m := STACK_FILE.match(p.name))}
     for stack in sorted(files):
+        where = shown / files[stack].name
+        config: Any = {}
         try:
-            path = project.stack_settings(parse_stack_name(stack)) or files[stack]
+            parse_stack_name(stack)
+            config = read_mapping(files[stack], stack=stack, shown_as=str(where)).get("config") or {}
+            problems = (
+                []
+                if isinstance(config, Mapping)
+                else [f"{where}: config: must be a mapping of keys to values"]
+            )
         except StackNameError as exc:
-            problems.append(f"{shown / files[stack].name}: {exc}")
-            continue
-        where = shown / path.name
-        try:
-            config = read_mapping(path, stack=stack, shown_as=str(where)).get("config") or {}
+            problems = [f"{where}: {exc}"]
         except ConfigError as exc:
-            problems.extend(exc.problems)
-            continue
-        if not isinstance(config, Mapping):
-            problems.append(f"{where}: config: must be a mapping of keys to values")
-            continue
-        bare = config.get(FLEET_SECTION) if project.name == "gitops-infra" else None
-        spec, found = fleet_spec(config.get(FLEET_KEY, bare))
-        problems.extend(f"{where}: {problem}" for problem in found)
+            problems = list(exc.problems)
+        bare = config.get(FLEET_SECTION) if project.name == "gitops-infra" and not problems else None
+        spec, found = fleet_spec(config.get(FLEET_KEY, bare) if not problems else None)
         yield FleetStack(
             project=project.name,
             stack=stack,
@@ -200,6 +201,7 @@ def _project_stacks(project: Project, shown: Path, problems: list[str]) -> Itera
             wave=spec.wave,
             labels=dict(spec.labels),
             role=spec.role,
+            problems=(*problems, *(f"{where}: {problem}" for problem in found)),
         )
 
 
@@ -208,16 +210,19 @@ def fleet_stacks(
     *,
     selector: Mapping[str, str] | None = None,
     wave: int | None = None,
+    strict: bool = True,
 ) -> tuple[FleetStack, ...]:
     """The stacks of ``projects`` (default: the project at or above the current directory), by name.
 
     Each is a stack with a ``Pulumi.<stack>.yaml``; ``selector`` keeps those with all its labels, ``wave``
-    those of that wave. A bad fleet section anywhere is a ``ConfigError`` listing every problem by file
-    and key path; a stack named twice (one project given under two paths, two copies of a project) and a
-    fleet with no stack file at all are ``WorkspaceError``s, as a job pointed at the wrong place would be.
+    those of that wave. A stack file that cannot be read (a bad fleet section, not YAML, a name Pulumi
+    refuses) is a ``ConfigError`` listing every problem by file and key path; with ``strict=False`` that
+    stack is kept instead, whatever the selection (it may belong to it), carrying its ``problems``: a
+    fleet-wide check then reports it as that stack's error and checks the others. A stack named twice (one
+    project given under two paths, two copies of a project) and a fleet with no stack file at all are
+    ``WorkspaceError``s, as a job pointed at the wrong place would be.
     """
     directories = list(projects) or [Path(os.path.relpath(find_project_dir()))]
-    problems: list[str] = []
     found: dict[str, FleetStack] = {}
     for directory in directories:
         if not directory.is_dir():
@@ -225,7 +230,7 @@ def fleet_stacks(
         if find_settings(directory, PROJECT_FILE) is None:
             raise WorkspaceError(f"no Pulumi.yaml in {str(directory)!r}: not a Pulumi project directory")
         project = Project.load(directory.resolve())
-        for stack in _project_stacks(project, directory, problems):
+        for stack in _project_stacks(project, directory):
             other = found.get(stack.name)
             if other is not None and other.project_dir.resolve() != stack.project_dir.resolve():
                 raise WorkspaceError(
@@ -233,13 +238,16 @@ def fleet_stacks(
                     f"{stack.project_dir}: each stack must have one home"
                 )
             found[stack.name] = stack
-    if problems:
-        raise ConfigError(problems)
+    problems = [problem for stack in found.values() for problem in stack.problems]
+    if problems and strict:
+        raise ConfigError(sorted(problems))
     if not found:
         where = ", ".join(str(d) for d in directories)
         raise WorkspaceError(f"no Pulumi.<stack>.yaml in {where}: no stacks in the fleet")
     return tuple(
-        s for _, s in sorted(found.items()) if (wave is None or s.wave == wave) and s.matches(selector or {})
+        s
+        for _, s in sorted(found.items())
+        if s.problems or ((wave is None or s.wave == wave) and s.matches(selector or {}))
     )
 
 

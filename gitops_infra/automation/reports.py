@@ -24,7 +24,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from ..errors import ArgumentError
 from .fleet import FleetDrift, StackDrift, StackError
+from .inventory import Shard
 from .results import DriftReport
 
 __all__ = ["MAX_REPORT_BYTES", "merge_drift_reports"]
@@ -71,10 +73,13 @@ def _stacks(document: Any, shown: str, unread: list[str], shards: dict[int, set[
     try:
         if isinstance(document.get("stacks"), list):
             shard = document.get("shard")
-            if isinstance(shard, str) and shard.count("/") == 1:
-                index, count = shard.split("/")
-                if index.isdigit() and count.isdigit():
-                    shards.setdefault(int(count), set()).add(int(index))
+            if shard is not None:
+                try:
+                    parsed = Shard.parse(str(shard), environ={})
+                except ArgumentError:  # "0/99999999999" would be that many missing shards
+                    unread.append(f"{shown}: not a drift report (shard {str(shard)[:40]!r})")
+                    return []
+                shards.setdefault(parsed.count, set()).add(parsed.index)
             return [_STACK_DRIFT.validate_python(stack) for stack in document["stacks"]]
         if "resources" in document:
             report = _DRIFT_REPORT.validate_python(document)

@@ -205,14 +205,10 @@ def indexed_job(
                 "image": image,
                 "workingDir": workdir,
                 "command": command,
-                # HOME on a scratch volume: the engine writes its plugins and logs under ~/.pulumi.
-                "env": [{"name": "HOME", "value": "/tmp/home"}],
                 "envFrom": [{"secretRef": {"name": secret}}],
-                "securityContext": {
-                    "allowPrivilegeEscalation": False,
-                    "readOnlyRootFilesystem": True,
-                    "capabilities": {"drop": ["ALL"]},
-                },
+                # Not a read-only root: the engine writes under its PULUMI_HOME, which holds the image's
+                # plugins. Scratch files go to /tmp, a volume of the pod's own.
+                "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
                 "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
             }
         ],

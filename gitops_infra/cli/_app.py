@@ -216,14 +216,17 @@ class Selection:
     def given(self) -> bool:
         return bool(self.projects or self.selector) or self.wave is not None
 
-    def stacks(self, cwd: Path | None) -> tuple[FleetStack, ...]:
-        """The stacks chosen; a selector or wave that matches none is an error, as a typo would be."""
+    def stacks(self, cwd: Path | None, *, strict: bool = True) -> tuple[FleetStack, ...]:
+        """The stacks chosen; a selector or wave that matches none is an error, as a typo would be.
+
+        ``strict=False`` keeps a stack whose file cannot be read, with its problems (``fleet_stacks``).
+        """
         from ..automation._project import find_project_dir
         from ..automation.inventory import fleet_stacks
 
         # Relative to here, as --project would be: a matrix job's checkout is in another directory.
         projects = self.projects or (Path(os.path.relpath(find_project_dir(cwd))),)
-        found = fleet_stacks(projects, selector=self.selector, wave=self.wave)
+        found = fleet_stacks(projects, selector=self.selector, wave=self.wave, strict=strict)
         if not found:
             chosen = [f"--selector {','.join(f'{k}={v}' for k, v in self.selector.items())}"] * bool(
                 self.selector
@@ -271,7 +274,8 @@ class Fleet:
     shard: Shard | None
 
     def stacks(self, invocation: Invocation) -> tuple[FleetStack, ...]:
-        return self.selection.stacks(invocation.cwd)
+        """The stacks to check; one whose stack file cannot be read is checked as an error, not skipped."""
+        return self.selection.stacks(invocation.cwd, strict=False)
 
 
 def fleet_command(fn: Callable[..., int]) -> Callable[..., None]:

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gitops_infra.automation.fleet import FleetDrift, StackDrift, StackError
+from gitops_infra.automation import StackOptions
+from gitops_infra.automation.fleet import FleetDrift, StackDrift, StackError, detect_drift_all
 from gitops_infra.automation.inventory import (
     FleetSpec,
     FleetStack,
@@ -378,7 +379,7 @@ def test_the_job_runs_one_shard_a_pod_with_everything_secret_from_the_secret() -
         "--json",
     ]
     assert container["envFrom"] == [{"secretRef": {"name": "fleet-credentials"}}]
-    assert [e["name"] for e in container["env"]] == ["HOME"]  # nothing secret inline
+    assert "env" not in container  # nothing secret inline: all of it from the Secret
     assert spec["template"]["spec"]["serviceAccountName"] == "fleet-drift"
     assert spec["podFailurePolicy"]["rules"][0] == {
         "action": "FailIndex",
@@ -665,3 +666,41 @@ def test_a_failed_job_a_stack_is_filed_under_its_stack(
     merged = merge_drift_reports([tmp_path / "dev.json"])
     assert merged.unread == () and merged.stacks[0].name == "organization/p/dev"
     assert merged.stacks[0].error is not None and merged.stacks[0].error.type == document["error"]["type"]
+
+
+def test_a_hostile_report_cannot_hang_or_flood_the_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    huge_count = _write(tmp_path / "count.json", {"stacks": [], "shard": "0/99999999999"})
+    bad_index = _write(tmp_path / "index.json", {"stacks": [], "shard": "7/2"})
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"stacks": []}) + " " * 400_000)
+    monkeypatch.setattr("gitops_infra.automation.reports.MAX_REPORT_BYTES", 300_000)
+    merged = merge_drift_reports([huge_count, bad_index, deep, big])
+    assert merged.stacks == () and len(merged.unread) == 4
+    assert merged.unread[0] == f"{big}: larger than 300000 bytes; not a drift report"
+    assert merged.unread[1] == f"{huge_count}: not a drift report (shard '0/99999999999')"
+    assert merged.unread[2].startswith(f"{deep}: unreadable (RecursionError")
+    assert merged.unread[3] == f"{bad_index}: not a drift report (shard '7/2')"
+
+
+def test_a_fleet_wide_check_reports_an_unreadable_stack_file_as_that_stacks_error(tmp_path: Path) -> None:
+    a = _project(tmp_path / "a", "a", {"dev": {"labels": {"tier": "dev"}}, "prod": {"wave": -1}})
+    (a / "Pulumi.broken.yaml").write_text("config: [\n")
+    # Listing refuses it; a fleet-wide check keeps it (it may match the selection) as an error.
+    with pytest.raises(ConfigError):
+        fleet_stacks([a])
+    kept = fleet_stacks([a], selector={"tier": "dev"}, strict=False)
+    assert [(s.stack, bool(s.problems)) for s in kept] == [("broken", True), ("dev", False), ("prod", True)]
+    assert kept[2].problems == (
+        f"{a}/Pulumi.prod.yaml: gitops-infra:fleet.wave: Input should be greater than or equal to 0",
+    )
+    problems_only = [s for s in kept if s.problems]
+    fleet = detect_drift_all(problems_only, options=StackOptions(work_dir=a))  # no engine runs for these
+    assert [(s.stack, s.error.type if s.error else None) for s in fleet.stacks] == [
+        ("broken", "ConfigError"),
+        ("prod", "ConfigError"),
+    ]
+    assert "gitops-infra:fleet.wave" in fleet.stacks[1].error.message  # type: ignore[union-attr]
