@@ -104,6 +104,8 @@ def namer(stacks: Sequence[_Named]) -> Callable[[_Named], str]:
 
 def _print_fleet_drift(out: Console, fleet: automation.FleetDrift) -> None:
     shown = namer(fleet.stacks)
+    if not fleet.stacks:  # a shard the hash gave no stack: say so, rather than print nothing
+        out.print(f"no stacks in shard {fleet.shard}" if fleet.shard else "no stacks")
     for unread in fleet.unread:
         out.print(f"missing: {unread}")
     for checked in fleet.stacks:
@@ -139,6 +141,8 @@ def status(invocation: Invocation, fleet: Fleet) -> int:
 
 def _print_status(out: Console, found: tuple[automation.StackStatus, ...]) -> None:
     shown = namer(found)
+    if not found:
+        out.print("no stacks")
     for s in found:
         if s.error is not None:
             out.print(f"{shown(s)}: error: {s.error.type}: {s.error.message}")

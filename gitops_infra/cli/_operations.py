@@ -94,6 +94,8 @@ def preview(
 
 def print_fleet_preview(out: Console, found: automation.FleetPreview) -> None:
     shown = namer(found.stacks)
+    if not found.stacks:
+        out.print(f"no stacks in shard {found.shard}" if found.shard else "no stacks")
     for previewed in found.stacks:
         if previewed.error is not None:
             out.print(f"{shown(previewed)}: error: {previewed.error.type}: {previewed.error.message}")

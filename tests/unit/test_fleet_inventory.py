@@ -704,3 +704,14 @@ def test_a_fleet_wide_check_reports_an_unreadable_stack_file_as_that_stacks_erro
         ("prod", "ConfigError"),
     ]
     assert "gitops-infra:fleet.wave" in fleet.stacks[1].error.message  # type: ignore[union-attr]
+
+
+def test_an_empty_shard_says_so_and_succeeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(_project(tmp_path / "p", "p", {"dev": None}))
+    empty = next(i for i in range(8) if i != shard_index("organization/p/dev", 8))
+    for command in ("drift", "preview", "status"):
+        result = CliRunner().invoke(main, [command, "--all", "--shard", f"{empty}/8"])
+        assert result.exit_code == EXIT_OK, result.output
+        assert result.stdout == ("no stacks\n" if command == "status" else f"no stacks in shard {empty}/8\n")
+    code, document = _cli("drift", "--all", "--shard", f"{empty}/8")
+    assert code == EXIT_OK and document["stacks"] == [] and document["shard"] == f"{empty}/8"
