@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.fleet_simulation", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--per-stack", type=float, default=3.5, help="our seconds a stack (the shards suite)")
+    parser.add_argument(
+        "--per-stack", type=float, default=2.66, help="our seconds a stack (the shards suite, 2 cores)"
+    )
     parser.add_argument("--refresh", type=float, default=60.0, help="assumed cloud refresh seconds a stack")
     parser.add_argument("--job-overhead", type=float, default=90.0, help="assumed seconds a job starts in")
     parser.add_argument("--parallel", type=int, default=4, help="stacks a runner checks at once")
