@@ -37,6 +37,7 @@ from gitops_infra.automation import StackOptions, detect_drift_all
 from gitops_infra.automation.inventory import Shard, fleet_stacks
 from gitops_infra.automation.reports import merge_drift_reports
 from gitops_infra.automation.results import to_jsonable
+from tests.support import without_times
 
 from .fixture import STACK, Fixture, fixture
 from .stats import clocked
@@ -135,14 +136,6 @@ def _drifted(document: dict[str, Any]) -> frozenset[str]:
     return frozenset(s["name"] for s in document["stacks"] if s["has_drift"])
 
 
-def _without_times(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_times(v) for k, v in value.items() if k != "checked_at"}
-    if isinstance(value, list):
-        return [_without_times(v) for v in value]
-    return value
-
-
 def _timed_cli(fl: Fleet, repeats: int, *args: str, cwd: Path | None = None) -> list[float]:
     times = []
     for _ in range(repeats):
@@ -205,7 +198,7 @@ def _measure(fl: Fleet, out: Path, repeats: int, shard_counts: Sequence[int]) ->
             report_inputs = files
         merged = to_jsonable(merge_drift_reports(files))
         identical &= _drifted(json.loads(one.stdout)) == _drifted(merged) == fl.drifted
-        identical &= _without_times(merged) == _without_times(whole)
+        identical &= without_times(merged) == without_times(whole)
 
     print("[shards] fleet list, matrix and report...", file=sys.stderr)
     listed = _files_only(out, LISTED)
@@ -245,7 +238,7 @@ def _measure(fl: Fleet, out: Path, repeats: int, shard_counts: Sequence[int]) ->
                 "n": count,
                 "stacks_seen": len(seen),
                 "each_once": sorted(seen) == sorted(s["name"] for s in whole["stacks"]),
-                "report_equals_single_run": _without_times(merged) == _without_times(whole),
+                "report_equals_single_run": without_times(merged) == without_times(whole),
             }
         )
 

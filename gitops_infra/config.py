@@ -24,7 +24,7 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -44,6 +44,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from gitops_infra import checks
+from gitops_infra._validation import validation_problems
 from gitops_infra.automation.inventory import FLEET_SECTION, fleet_spec
 from gitops_infra.components.deploy_key import KeyAlgorithm
 from gitops_infra.components.eks_cluster import (
@@ -634,28 +635,6 @@ _SECTION_MODELS: dict[str, type[BaseModel]] = {
 }
 
 
-def _key_path(section: str, loc: Sequence[int | str]) -> str:
-    path = f"{PROJECT}:{section}"
-    for part in loc:
-        # A default that fails validation is reported by field name: the key is written camelCase.
-        path += f"[{part}]" if isinstance(part, int) else f".{to_camel(part)}"
-    return path
-
-
-def _message(error: Mapping[str, Any]) -> str:
-    # pydantic prefixes our own ValueErrors; the input value is deliberately never echoed.
-    msg = str(error["msg"])
-    for prefix in ("Value error, ", "Assertion failed, "):
-        msg = msg.removeprefix(prefix)
-    if error["type"] == "missing":
-        return "required"
-    if error["type"] == "extra_forbidden":
-        return "unknown key"
-    if error["type"] == "string_pattern_mismatch":
-        return _PATTERN_HINTS.get(str(error.get("ctx", {}).get("pattern")), msg)
-    return msg
-
-
 def _validate_section(section: str, value: Any, problems: list[str]) -> Any:
     if section == "tags":
         if value is _UNREADABLE:
@@ -674,10 +653,9 @@ def _validate_section(section: str, value: Any, problems: list[str]) -> Any:
     try:
         return model.model_validate(value)
     except ValidationError as exc:
-        for error in exc.errors():
-            # A union member's name (e.g. 'str' in `str | None`) is noise in a key path.
-            loc = [part for part in error["loc"] if not (isinstance(part, str) and "[" in part)]
-            problems.append(f"{_key_path(section, loc)}: {_message(error)}")
+        problems.extend(
+            validation_problems(exc, f"{PROJECT}:{section}", spell=to_camel, hints=_PATTERN_HINTS)
+        )
         return None
 
 

@@ -9,6 +9,7 @@
   (a ``pulumi`` that is found but never runs), and :func:`python_runtime` for a policy pack's settings.
 - **git**: :func:`git`, :func:`init_repo` and :func:`commit_all`.
 - :func:`unavailable`: a tier whose tools are not built skips, except under ``CI``, where it fails.
+- :func:`without_times`: a ``--json`` document without its ``checked_at`` times, to compare two runs.
 
 The project writer, the engine environment and git are the ones ``make demo`` runs on
 (:mod:`gitops_infra.local`), so that the demo and the tests set a local stack up the same way.
@@ -24,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from gitops_infra.local import Toolchain
 from gitops_infra.local._project import commit_all, git, init_repo, python_runtime, write_project
@@ -52,6 +53,7 @@ __all__ = [
     "python_runtime",
     "stack_project",
     "unavailable",
+    "without_times",
     "write_project",
 ]
 
@@ -144,3 +146,12 @@ def fake_engine(project: Path) -> Path:
     engine.parent.mkdir(parents=True, exist_ok=True)
     engine.write_text("#!/bin/sh\n")
     return engine
+
+
+def without_times(document: Any) -> Any:
+    """A ``--json`` document without its ``checked_at`` times: two runs of one check differ only there."""
+    if isinstance(document, dict):
+        return {key: without_times(value) for key, value in document.items() if key != "checked_at"}
+    if isinstance(document, list):
+        return [without_times(value) for value in document]
+    return document

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import signal
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -55,10 +56,6 @@ class StackError:
 
     type: str
     message: str
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -126,42 +123,25 @@ class FleetDrift:
     @property
     def causes(self) -> tuple[DriftCause, ...]:
         """The drift grouped by cause: most stacks first, then by type and path."""
-        found: dict[tuple[str, str, str, str, str], tuple[DriftCause, set[str]]] = {}
+        first: dict[tuple[str, ...], DriftCause] = {}
+        names: dict[tuple[str, ...], set[str]] = defaultdict(set)
         for checked in self.stacks:
             for resource in checked.report.resources if checked.report is not None else ():
-                diffs = resource.diffs or (PropertyDiff("", None, None),)
-                for diff in diffs:
+                for diff in resource.diffs or (PropertyDiff("", None, None),):
+                    cause = DriftCause(
+                        resource.type, resource.kind, diff.path, diff.recorded, diff.actual, ()
+                    )
                     key = (
-                        resource.type,
-                        resource.kind.value,
-                        diff.path,
-                        _canonical(diff.recorded),
-                        _canonical(diff.actual),
+                        cause.type,
+                        cause.path,
+                        cause.kind.value,
+                        _canonical(cause.recorded),
+                        _canonical(cause.actual),
                     )
-                    _cause, names = found.setdefault(
-                        key,
-                        (
-                            DriftCause(
-                                resource.type, resource.kind, diff.path, diff.recorded, diff.actual, ()
-                            ),
-                            set(),
-                        ),
-                    )
-                    names.add(checked.name)
-        causes = [replace(cause, stacks=tuple(sorted(names))) for cause, names in found.values()]
-        return tuple(
-            sorted(
-                causes,
-                key=lambda c: (
-                    -len(c.stacks),
-                    c.type,
-                    c.path,
-                    c.kind.value,
-                    _canonical(c.recorded),
-                    _canonical(c.actual),
-                ),
-            )
-        )
+                    first.setdefault(key, cause)
+                    names[key].add(checked.name)
+        ordered = sorted(names, key=lambda key: (-len(names[key]), key))
+        return tuple(replace(first[key], stacks=tuple(sorted(names[key]))) for key in ordered)
 
 
 def _canonical(value: Any) -> str:
@@ -313,11 +293,13 @@ def detect_drift_all(
 
     def check(stack: FleetStack, options: StackOptions) -> StackDrift:
         report = detect_drift(stack.stack, options=options)
-        return StackDrift(stack=stack.stack, report=report, project=stack.project, checked_at=_now())
+        return StackDrift(
+            stack=stack.stack, report=report, project=stack.project, checked_at=report.checked_at
+        )
 
     def failed(stack: FleetStack, error: StackError) -> StackDrift:
         return StackDrift(
-            stack=stack.stack, report=None, error=error, project=stack.project, checked_at=_now()
+            stack=stack.stack, report=None, error=error, project=stack.project, checked_at=datetime.now(UTC)
         )
 
     selected = _selected(stacks, options, shard)

@@ -33,6 +33,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from .. import checks
+from .._validation import validation_problems
 from ..errors import ArgumentError, ConfigError, StackNameError, WorkspaceError
 from ._project import Project, find_project_dir
 from ._stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings, read_mapping
@@ -44,6 +45,7 @@ __all__ = [
     "FLEET_SECTION",
     "JOB_INDEX_VAR",
     "MAX_SHARDS",
+    "NAMESPACE",
     "STACK_FILE",
     "FleetSpec",
     "FleetStack",
@@ -51,12 +53,15 @@ __all__ = [
     "fleet_spec",
     "fleet_stacks",
     "parse_selector",
+    "project_here",
     "qualified_name",
     "shard_index",
 ]
 
+NAMESPACE = "gitops-infra"
+"""Our config namespace: the fleet section is ``gitops-infra:fleet`` in any project's stack files."""
 FLEET_SECTION = "fleet"
-FLEET_KEY = f"gitops-infra:{FLEET_SECTION}"
+FLEET_KEY = f"{NAMESPACE}:{FLEET_SECTION}"
 FLEET_ORG = "organization"
 """The org in a fully qualified name on a file backend, which has no orgs (Pulumi writes the same)."""
 MAX_SHARDS = 10_000
@@ -109,17 +114,7 @@ def fleet_spec(value: Any) -> tuple[FleetSpec, list[str]]:
     try:
         return FleetSpec.model_validate(value), []
     except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            path = FLEET_KEY + "".join(
-                f"[{part}]" if isinstance(part, int) else f".{part}"
-                for part in error["loc"]
-                if not (isinstance(part, str) and "[" in part)  # a union member's name
-            )
-            message = str(error["msg"]).removeprefix("Value error, ")
-            message = {"missing": "required", "extra_forbidden": "unknown key"}.get(error["type"], message)
-            problems.append(f"{path}: {message}")
-        return FleetSpec(), problems
+        return FleetSpec(), validation_problems(exc, FLEET_KEY)  # label keys as written, not camelCased
 
 
 @dataclass(frozen=True)
@@ -175,25 +170,30 @@ def parse_selector(text: str | None) -> dict[str, str]:
     return selector
 
 
+def _fleet_section(project: Project, path: Path, stack: str, where: Path) -> Any:
+    """The stack file's ``gitops-infra:fleet`` value (``None`` without one); a ``ConfigError`` when the
+    file cannot be read or the stack's name is one Pulumi refuses."""
+    try:
+        parse_stack_name(stack)
+    except StackNameError as exc:
+        raise ConfigError([f"{where}: {exc}"]) from None
+    config = read_mapping(path, stack=stack, shown_as=str(where)).get("config") or {}
+    if not isinstance(config, Mapping):
+        raise ConfigError([f"{where}: config: must be a mapping of keys to values"])
+    # In this project's own files the namespace may be left out, as Pulumi allows for a project's keys.
+    bare = config.get(FLEET_SECTION) if project.name == NAMESPACE else None
+    return config.get(FLEET_KEY, bare)
+
+
 def _project_stacks(project: Project, shown: Path) -> Iterable[FleetStack]:
     files = {m["stack"]: p for p in project.path.iterdir() if p.is_file() and (m := STACK_FILE.match(p.name))}
     for stack in sorted(files):
         where = shown / files[stack].name
-        config: Any = {}
         try:
-            parse_stack_name(stack)
-            config = read_mapping(files[stack], stack=stack, shown_as=str(where)).get("config") or {}
-            problems = (
-                []
-                if isinstance(config, Mapping)
-                else [f"{where}: config: must be a mapping of keys to values"]
-            )
-        except StackNameError as exc:
-            problems = [f"{where}: {exc}"]
+            spec, found = fleet_spec(_fleet_section(project, files[stack], stack, where))
+            problems = tuple(f"{where}: {problem}" for problem in found)
         except ConfigError as exc:
-            problems = list(exc.problems)
-        bare = config.get(FLEET_SECTION) if project.name == "gitops-infra" and not problems else None
-        spec, found = fleet_spec(config.get(FLEET_KEY, bare) if not problems else None)
+            spec, problems = FleetSpec(), exc.problems
         yield FleetStack(
             project=project.name,
             stack=stack,
@@ -201,8 +201,14 @@ def _project_stacks(project: Project, shown: Path) -> Iterable[FleetStack]:
             wave=spec.wave,
             labels=dict(spec.labels),
             role=spec.role,
-            problems=(*problems, *(f"{where}: {problem}" for problem in found)),
+            problems=problems,
         )
+
+
+def project_here(start: Path | None = None) -> Path:
+    """The project at or above ``start`` (the current directory), relative to the current directory, as
+    a ``--project`` would name it: a matrix job's checkout is in another directory."""
+    return Path(os.path.relpath(find_project_dir(start)))
 
 
 def fleet_stacks(
@@ -222,7 +228,7 @@ def fleet_stacks(
     project given under two paths, two copies of a project) and a fleet with no stack file at all are
     ``WorkspaceError``s, as a job pointed at the wrong place would be.
     """
-    directories = list(projects) or [Path(os.path.relpath(find_project_dir()))]
+    directories = list(projects) or [project_here()]
     found: dict[str, FleetStack] = {}
     for directory in directories:
         if not directory.is_dir():

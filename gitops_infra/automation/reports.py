@@ -100,7 +100,7 @@ def _stacks(document: Any, shown: str, unread: list[str], shards: dict[int, set[
 def _newest(a: StackDrift, b: StackDrift) -> StackDrift:
     def key(s: StackDrift) -> tuple[datetime, str]:
         # Equal times (or none): the same choice whatever the order, by the result's own text.
-        return (s.checked_at or _OLDEST, json.dumps(repr(s)))
+        return (s.checked_at or _OLDEST, repr(s))
 
     return max(a, b, key=key)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -75,25 +75,14 @@ class Matrix:
 
     def github(self) -> dict[str, Any]:
         """``{"include": [...]}``, for ``strategy.matrix: ${{ fromJSON(...) }}``."""
-        return {"include": [_entry_fields(e) for e in self.entries]}
+        return {"include": [asdict(e) for e in self.entries]}
 
     def gitlab(self) -> list[dict[str, str]]:
         """A ``parallel:matrix`` list: upper-case variables, strings only, none unset."""
         return [
-            {key.upper(): str(value) for key, value in _entry_fields(e).items() if value is not None}
+            {key.upper(): str(value) for key, value in asdict(e).items() if value is not None}
             for e in self.entries
         ]
-
-
-def _entry_fields(entry: MatrixEntry) -> dict[str, Any]:
-    return {
-        "shard": entry.shard,
-        "stack": entry.stack,
-        "name": entry.name,
-        "project": entry.project,
-        "wave": entry.wave,
-        "role": entry.role,
-    }
 
 
 def _one(values: Iterable[Any]) -> Any:

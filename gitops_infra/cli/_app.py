@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 import signal
 import sys
 import threading
@@ -221,16 +220,16 @@ class Selection:
 
         ``strict=False`` keeps a stack whose file cannot be read, with its problems (``fleet_stacks``).
         """
-        from ..automation._project import find_project_dir
-        from ..automation.inventory import fleet_stacks
+        from ..automation.inventory import fleet_stacks, project_here
 
-        # Relative to here, as --project would be: a matrix job's checkout is in another directory.
-        projects = self.projects or (Path(os.path.relpath(find_project_dir(cwd))),)
+        projects = self.projects or (project_here(cwd),)
         found = fleet_stacks(projects, selector=self.selector, wave=self.wave, strict=strict)
-        if not found:
-            chosen = [f"--selector {','.join(f'{k}={v}' for k, v in self.selector.items())}"] * bool(
-                self.selector
-            ) + [f"--wave {self.wave}"] * (self.wave is not None)
+        if not found:  # only a selector or a wave can leave none: an empty fleet is an error already
+            chosen = []
+            if self.selector:
+                chosen.append("--selector " + ",".join(f"{k}={v}" for k, v in self.selector.items()))
+            if self.wave is not None:
+                chosen.append(f"--wave {self.wave}")
             raise CliError("WorkspaceError", f"no stack of the fleet matches {' '.join(chosen)}")
         return found
 

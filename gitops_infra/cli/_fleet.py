@@ -31,6 +31,7 @@ from ._app import (
     lock_wait_option,
     main,
     selection_options,
+    to_json,
 )
 from ._markdown import Plain, code, details, table
 
@@ -391,7 +392,7 @@ def fleet_job(
         selection=runners.selection_args(selection.projects, selection.selector, selection.wave),
     )
     if invocation.json:
-        invocation.stdout_closed = not echo(json.dumps(job, indent=2, sort_keys=True))
+        invocation.stdout_closed = not echo(to_json(job))
     else:
         import yaml
 
