@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "ArgumentError",
@@ -150,11 +151,14 @@ class StackLockedError(_AboutStack):
 
 class PromotionError(GitOpsInfraError):
     """A promotion, or the ``require_promoted_from`` guard, refused: the commit was not proven on the
-    source stack. ``stack`` is that source stack, ``commit`` the commit in question (when there is one)."""
+    source stack. ``stack`` is that source stack, ``commit`` the commit in question (when there is one),
+    ``evidence`` what ``promote`` had found when a check it was asked for failed (a
+    ``PromotionEvidence``)."""
 
     def __init__(self, message: str, *, stack: str, commit: str | None) -> None:
         self.stack = stack
         self.commit = commit
+        self.evidence: Any = None
         super().__init__(message)
 
 

@@ -47,10 +47,11 @@ if TYPE_CHECKING:
     from .operations import history, preview, refresh, up
     from .options import DEFAULT_PARALLEL, PREVIOUS, EventCallback, StackOptions
     from .plan import COMPUTED, ConfigStep, Plan, PlannedResource, offline_plan
-    from .promotion import promote, require_promoted
+    from .promotion import PromotionEvidence, PromotionResult, promote, require_promoted
     from .recovery import RecoverResult, recover
     from .reports import merge_drift_reports
     from .results import (
+        ALL_LAYERS,
         SECRET,
         Deployment,
         DeploymentKind,
@@ -59,6 +60,11 @@ if TYPE_CHECKING:
         DriftedResource,
         DriftKind,
         DriftReport,
+        FluxStatus,
+        GitOpsReport,
+        GitOpsSource,
+        GitOpsSync,
+        Layer,
         PreviewResult,
         PropertyDiff,
         RefreshResult,
@@ -128,6 +134,8 @@ _EXPORTS = {
         "offline_plan",
     ),
     "gitops_infra.automation.promotion": (
+        "PromotionEvidence",
+        "PromotionResult",
         "promote",
         "require_promoted",
     ),
@@ -136,6 +144,7 @@ _EXPORTS = {
         "recover",
     ),
     "gitops_infra.automation.results": (
+        "ALL_LAYERS",
         "SECRET",
         "Deployment",
         "DeploymentKind",
@@ -144,6 +153,11 @@ _EXPORTS = {
         "DriftedResource",
         "DriftKind",
         "DriftReport",
+        "FluxStatus",
+        "GitOpsReport",
+        "GitOpsSource",
+        "GitOpsSync",
+        "Layer",
         "PreviewResult",
         "PropertyDiff",
         "RefreshResult",
@@ -158,6 +172,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "ALL_LAYERS",
     "COMPUTED",
     "DEFAULT_PARALLEL",
     "PREVIOUS",
@@ -176,13 +191,20 @@ __all__ = [
     "FleetPreview",
     "FleetSpec",
     "FleetStack",
+    "FluxStatus",
+    "GitOpsReport",
+    "GitOpsSource",
+    "GitOpsSync",
     "Interruption",
+    "Layer",
     "Matrix",
     "MatrixEntry",
     "Operation",
     "Plan",
     "PlannedResource",
     "PreviewResult",
+    "PromotionEvidence",
+    "PromotionResult",
     "PropertyDiff",
     "RecoverResult",
     "RefreshResult",

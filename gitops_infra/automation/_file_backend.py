@@ -122,6 +122,17 @@ class FileBackendStack:
                     return candidate
         return None
 
+    def resource_types(self) -> set[str] | None:
+        """The types of the resources in the stack's checkpoint; ``None`` when it cannot be read here."""
+        path = self.checkpoint()
+        if path is None:
+            return None
+        try:
+            latest = (_read_json(path).get("checkpoint") or {}).get("latest") or {}
+            return {str(r.get("type")) for r in latest.get("resources") or [] if isinstance(r, dict)}
+        except (OSError, ValueError, EOFError, AttributeError, gzip.BadGzipFile):
+            return None
+
     def history_checkpoints(self) -> list[Path]:
         """The copies of the checkpoint the backend kept after each update, newest first."""
         found: list[tuple[int, Path]] = []

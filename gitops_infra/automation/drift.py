@@ -1,22 +1,30 @@
-"""Drift detection: a refresh preview that compares reality with the recorded state and writes nothing."""
+"""Drift detection in both layers, writing nothing.
+
+The IaC layer is a refresh preview that compares every resource with the state Pulumi recorded. The
+GitOps layer (:mod:`~gitops_infra.automation.gitops`) is what Flux reports of the cluster the stack
+made: whether its source and its sync are Ready, current and not suspended.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from pulumi import automation as auto
 
-from ..errors import StackLockedError
+from ..errors import ArgumentError, StackLockedError
 from ._engine import EngineEvents, run_engine
 from ._target import StackTarget
 from ._wire import is_secret_payload, masked
+from .gitops import read_gitops
 from .options import StackOptions
-from .results import SECRET, DriftedResource, DriftKind, DriftReport, PropertyDiff
+from .results import ALL_LAYERS, SECRET, DriftedResource, DriftKind, DriftReport, Layer, PropertyDiff
 
 __all__ = ["detect_drift"]
+
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DRIFT_OPS = {auto.OpType.UPDATE: DriftKind.CHANGED, auto.OpType.DELETE: DriftKind.DELETED}
@@ -85,20 +93,36 @@ def _property_diffs(recorded: Any, actual: Any, path: str = "") -> Iterator[Prop
         yield PropertyDiff(path=path, recorded=masked(recorded), actual=masked(actual))
 
 
-def detect_drift(stack: str, *, options: StackOptions | None = None) -> DriftReport:
-    """Compare every resource with what its provider reads now, without writing any state.
+def detect_drift(
+    stack: str, *, options: StackOptions | None = None, layers: Collection[Layer] = ALL_LAYERS
+) -> DriftReport:
+    """Compare the stack with reality in each of ``layers``, without writing any state.
 
-    Runs the engine's refresh in preview mode and reports each resource that changed or disappeared
-    out of band, with its property differences. Follow with :func:`refresh` to accept reality, or
-    :func:`up` to restore the code's intent.
+    The IaC layer runs the engine's refresh in preview mode and reports each resource that changed or
+    disappeared out of band, with its property differences (``has_drift``). Follow with :func:`refresh`
+    to accept reality, or :func:`up` to restore the code's intent. The GitOps layer reads Flux's objects
+    through the stack's own kubeconfig (``gitops``, ``healthy``); a stack that bootstraps no Flux has no
+    GitOps section, and a cluster that cannot be reached is that section's ``error``.
 
     Example::
 
         report = detect_drift("prod")
         for resource in report.resources:
             print(resource.kind.value, resource.urn, [d.path for d in resource.diffs])
+        print(report.healthy, report.gitops.problems if report.gitops else "no Flux")
     """
+    chosen = tuple(layer for layer in ALL_LAYERS if layer in layers)
+    if not chosen:
+        raise ArgumentError("layers is empty: check iac, gitops or both")
     target = StackTarget.resolve(stack, options)
+    if Layer.IAC not in chosen:
+        return DriftReport(
+            stack=stack,
+            project=target.project.name,
+            gitops=read_gitops(target),
+            layers=chosen,
+            checked_at=datetime.now(UTC),
+        )
     drifted: list[DriftedResource] = []
 
     def collect(event: auto.EngineEvent) -> None:
@@ -143,4 +167,7 @@ def detect_drift(stack: str, *, options: StackOptions | None = None) -> DriftRep
             checked_at=datetime.now(UTC),
         )
 
-    return run_engine(target, "detect_drift", work)
+    report = run_engine(target, "detect_drift", work)
+    if Layer.GITOPS not in chosen:
+        return report
+    return replace(report, gitops=read_gitops(target), layers=chosen, checked_at=datetime.now(UTC))

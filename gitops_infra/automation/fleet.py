@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import signal
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -26,10 +26,20 @@ from ._project import Project, find_project_dir
 from ._target import StackTarget
 from ._work import deployments
 from .drift import detect_drift
+from .gitops import read_gitops
 from .inventory import FleetStack, Shard, fleet_stacks, qualified_name
 from .operations import preview
 from .options import DEFAULT_PARALLEL, StackOptions
-from .results import Deployment, DriftKind, DriftReport, PreviewResult, PropertyDiff
+from .results import (
+    ALL_LAYERS,
+    Deployment,
+    DriftKind,
+    DriftReport,
+    GitOpsReport,
+    Layer,
+    PreviewResult,
+    PropertyDiff,
+)
 from .signals import interrupted
 
 __all__ = [
@@ -76,6 +86,11 @@ class StackDrift:
         return self.report is not None and self.report.has_drift
 
     @property
+    def healthy(self) -> bool:
+        """False when the check ran and its GitOps layer is not healthy (or its cluster could not be read)."""
+        return self.report is None or self.report.healthy
+
+    @property
     def name(self) -> str:
         """``organization/<project>/<stack>``, or the stack alone when the project is unknown."""
         return qualified_name(self.project, self.stack) if self.project else self.stack
@@ -114,6 +129,11 @@ class FleetDrift:
     def has_drift(self) -> bool:
         """True when any stack drifted."""
         return any(s.has_drift for s in self.stacks)
+
+    @property
+    def healthy(self) -> bool:
+        """False when any stack's GitOps layer is not healthy."""
+        return all(s.healthy for s in self.stacks)
 
     @property
     def has_errors(self) -> bool:
@@ -195,6 +215,13 @@ class StackStatus:
     lock: StackLock | None = None
     error: StackError | None = None
     project: str | None = None
+    gitops: GitOpsReport | None = None
+    """What Flux reports of the stack's cluster (read only), when the stack bootstraps Flux."""
+
+    @property
+    def healthy(self) -> bool:
+        """False when the GitOps layer was read and is not healthy, or could not be read."""
+        return self.gitops is None or self.gitops.healthy
 
 
 def project_stacks(options: StackOptions | None = None) -> tuple[str, ...]:
@@ -276,13 +303,15 @@ def detect_drift_all(
     options: StackOptions | None = None,
     parallel: int = DEFAULT_PARALLEL,
     shard: Shard | None = None,
+    layers: Collection[Layer] = ALL_LAYERS,
 ) -> FleetDrift:
     """:func:`~gitops_infra.automation.detect_drift` on every stack, ``parallel`` at a time.
 
     ``stacks`` defaults to every stack of the options' project; a name is a stack of that project, a
     :class:`~gitops_infra.automation.inventory.FleetStack` (from ``fleet_stacks``) one of any project.
     ``shard`` keeps the stacks of one shard. A stack that cannot be checked (not created yet, a bad
-    config, a lock) is reported with its error; the others are checked all the same.
+    config, a lock) is reported with its error; the others are checked all the same. A cluster that
+    cannot be reached is that stack's GitOps ``error``, and its IaC answer is still given.
 
     Example::
 
@@ -292,7 +321,7 @@ def detect_drift_all(
     """
 
     def check(stack: FleetStack, options: StackOptions) -> StackDrift:
-        report = detect_drift(stack.stack, options=options)
+        report = detect_drift(stack.stack, options=options, layers=layers)
         return StackDrift(
             stack=stack.stack, report=report, project=stack.project, checked_at=report.checked_at
         )
@@ -347,10 +376,12 @@ def _lock(target: StackTarget) -> tuple[bool | None, StackLock | None]:
     return True, StackLock(user=locks[0].user, host=locks[0].host, pid=locks[0].pid)
 
 
-def status(stack: str, *, options: StackOptions | None = None) -> StackStatus:
-    """Where ``stack`` stands: its last deployment, whether that ran the work tree's commit, its lock.
+def status(stack: str, *, options: StackOptions | None = None, gitops: bool = True) -> StackStatus:
+    """Where ``stack`` stands: its last deployment, whether that ran the work tree's commit, its lock,
+    and (unless ``gitops`` is False) what Flux reports of its cluster.
 
-    Reading the history takes no lock, so a stack that an update holds still reports, with the lock.
+    Reading the history, the state and the cluster takes no lock and runs no update, so a stack that an
+    update holds still reports, with the lock.
 
     Example::
 
@@ -367,7 +398,8 @@ def status(stack: str, *, options: StackOptions | None = None) -> StackStatus:
             at_head = head_commit(repo_root(target.project.path)) == last.commit
         except GitOpsInfraError:  # not a git repository (GitError), or no commit yet
             at_head = None
-    return StackStatus(stack=stack, last=last, at_head=at_head, locked=locked, lock=lock)
+    layer = read_gitops(target) if gitops and last is not None else None
+    return StackStatus(stack=stack, last=last, at_head=at_head, locked=locked, lock=lock, gitops=layer)
 
 
 def status_all(

@@ -8,17 +8,49 @@ have a successful update on the source stack.
 
 from __future__ import annotations
 
-from ..errors import PromotionError
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from ..checks import format_duration
+from ..errors import ArgumentError, PromotionError
 from ._engine import run_engine
 from ._git import head_commit, repo_root, tracked_changes
 from ._target import StackTarget
 from ._work import deployments, up_work
 from .drift import detect_drift
+from .gitops import read_gitops
 from .options import StackOptions
-from .results import Deployment, DeploymentKind, DeploymentResult, UpResult
+from .results import Deployment, DeploymentKind, DeploymentResult, GitOpsReport, Layer, UpResult
 from .rollback import checked_out
 
-__all__ = ["promote", "require_promoted", "require_promoted_on"]
+__all__ = ["PromotionEvidence", "PromotionResult", "promote", "require_promoted", "require_promoted_on"]
+
+
+@dataclass(frozen=True)
+class PromotionEvidence:
+    """What a promotion checked on the source stack before it deployed, as it found it."""
+
+    source: str
+    commit: str
+    """The commit of the source's last successful update: what was promoted."""
+    version: int
+    updated_at: datetime | None
+    """When that update ended."""
+    age_seconds: float | None
+    """How long before the check that was."""
+    max_age_seconds: float | None = None
+    """``max_age``, when it was required."""
+    drift: bool | None = None
+    """The source's IaC drift, when ``require_no_drift`` asked for it (``None``: not checked)."""
+    gitops: GitOpsReport | None = None
+    """The source's GitOps layer, when ``require_healthy`` asked for it: Flux's revisions and Ready states."""
+
+
+@dataclass(frozen=True)
+class PromotionResult(UpResult):
+    """A promotion's update, with the evidence it was allowed on."""
+
+    evidence: PromotionEvidence | None = None
 
 
 def require_promoted(stack: str, source: str, *, options: StackOptions | None = None) -> str:
@@ -129,26 +161,93 @@ def _promoted(target: StackTarget) -> Deployment:
     return newest
 
 
+def _evidence(
+    source: str,
+    options: StackOptions | None,
+    deployment: Deployment,
+    *,
+    require_no_drift: bool,
+    require_healthy: bool,
+    max_age: timedelta | None,
+    from_target: StackTarget,
+) -> PromotionEvidence:
+    """Check the source as asked, cheapest first; ``PromotionError`` naming the first check that fails."""
+    assert deployment.commit is not None  # _promoted guarantees it
+    sha = deployment.commit
+    ended = deployment.end_time or deployment.start_time
+    # The engine's history gives UTC without a zone (as `pulumi stack history` shows it).
+    ended = ended if ended.tzinfo is not None else ended.replace(tzinfo=UTC)
+    age = (datetime.now(UTC) - ended).total_seconds()
+    evidence = PromotionEvidence(
+        source=source,
+        commit=sha,
+        version=deployment.version,
+        updated_at=ended,
+        age_seconds=age,
+        max_age_seconds=max_age.total_seconds() if max_age is not None else None,
+    )
+
+    def refuse(why: str) -> PromotionError:
+        error = PromotionError(
+            f"promotion of {sha[:12]} from stack {source!r} refused: {why}", stack=source, commit=sha
+        )
+        error.evidence = evidence
+        return error
+
+    if max_age is not None and age > max_age.total_seconds():
+        raise refuse(
+            f"--max-age {format_duration(max_age)}: its last successful update (version "
+            f"{deployment.version}) ended {format_duration(timedelta(seconds=age))} ago, at "
+            f"{ended.isoformat(timespec='seconds')}"
+        )
+    if require_no_drift:
+        drifted = detect_drift(source, options=options, layers=(Layer.IAC,)).has_drift
+        evidence = replace(evidence, drift=drifted)
+        if drifted:
+            raise refuse("--require-no-drift: it has drifted from its last update; refresh or fix it first")
+    if require_healthy:
+        layer = read_gitops(from_target)
+        evidence = replace(evidence, gitops=layer)
+        if layer is None:
+            raise refuse(
+                "--require-healthy: it bootstraps no Flux (no GitRepository or Kustomization in its state)"
+            )
+        if not layer.healthy:
+            raise refuse("--require-healthy: " + "; ".join(layer.problems))
+    return evidence
+
+
 def promote(
     source: str,
     target: str,
     *,
     options: StackOptions | None = None,
     require_no_drift: bool = False,
+    require_healthy: bool = False,
+    max_age: timedelta | None = None,
     message: str | None = None,
-) -> UpResult:
+) -> PromotionResult:
     """Deploy to ``target`` the commit of ``source``'s last successful update.
 
-    Refused (``PromotionError``) when that update is not ``source``'s newest deployment or failed, and,
-    with ``require_no_drift``, when ``source`` has drifted from it. The update runs in a temporary
-    worktree of that commit, with its program and ``Pulumi.<target>.yaml``; the result's ``commit`` is
-    that commit.
+    Refused (``PromotionError``, naming the check and what it found) when that update is not
+    ``source``'s newest deployment or failed, and on request:
+
+    - ``max_age``: when it ended longer ago than that (PKO's ``succeededWithinDuration``);
+    - ``require_no_drift``: when ``source`` has drifted from it (the IaC layer);
+    - ``require_healthy``: unless ``source``'s GitOps layer is healthy now (Flux's sources and
+      Kustomizations Ready, at the source's revision, none suspended).
+
+    The update runs in a temporary worktree of that commit, with its program and ``Pulumi.<target>.yaml``;
+    the result's ``commit`` is that commit, and its ``evidence`` what was checked. A refusal's error
+    carries the evidence too (``PromotionError.evidence``).
 
     Example::
 
-        result = promote("dev", "prod", require_no_drift=True)
-        print(result.commit, result.changes)
+        result = promote("dev", "prod", require_healthy=True, max_age=timedelta(hours=24))
+        print(result.commit, result.evidence.age_seconds, result.changes)
     """
+    if max_age is not None and max_age <= timedelta(0):
+        raise ArgumentError(f"max_age must be positive, not {max_age}")
     resolved, from_target = StackTarget.resolve(target, options), StackTarget.resolve(source, options)
     _refuse_one_stack(
         from_target,
@@ -158,15 +257,17 @@ def promote(
         "rollback)",
     )
     deployment = _promoted(from_target)
-    assert deployment.commit is not None  # _promoted guarantees it
-    if require_no_drift and detect_drift(source, options=options).has_drift:
-        raise PromotionError(
-            f"stack {source!r} has drifted from its last update; refresh or fix it before promoting "
-            f"{deployment.commit[:12]}",
-            stack=source,
-            commit=deployment.commit,
-        )
-    sha = deployment.commit
+    evidence = _evidence(
+        source,
+        options,
+        deployment,
+        require_no_drift=require_no_drift,
+        require_healthy=require_healthy,
+        max_age=max_age,
+        from_target=from_target,
+    )
+    sha = evidence.commit
     label = f"promote {sha[:12]} from {source} (version {deployment.version})"
     with checked_out(resolved, repo_root(resolved.project.path), sha, f"{source}'s last update") as at_commit:
-        return run_engine(at_commit, "promote", up_work(at_commit, message=message or label))
+        result = run_engine(at_commit, "promote", up_work(at_commit, message=message or label))
+    return PromotionResult(**vars(result), evidence=evidence)

@@ -16,9 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..errors import ArgumentError
 from ..redaction import SECRET
 
 __all__ = [
+    "ALL_LAYERS",
     "SECRET",
     "Deployment",
     "DeploymentKind",
@@ -27,6 +29,11 @@ __all__ = [
     "DriftKind",
     "DriftReport",
     "DriftedResource",
+    "FluxStatus",
+    "GitOpsReport",
+    "GitOpsSource",
+    "GitOpsSync",
+    "Layer",
     "PreviewResult",
     "PropertyDiff",
     "RecordedResult",
@@ -138,9 +145,135 @@ class DriftedResource:
     diffs: tuple[PropertyDiff, ...] = ()
 
 
+class Layer(StrEnum):
+    """A layer of the platform that drifts: the resources Pulumi manages, and what Flux applies from git."""
+
+    IAC = "iac"
+    GITOPS = "gitops"
+
+    @classmethod
+    def parse(cls, text: str) -> tuple[Layer, ...]:
+        """``iac,gitops`` (either alone, any order) as layers; ``ArgumentError`` naming what is allowed."""
+        names = [part.strip() for part in text.split(",")]
+        unknown = [name for name in names if name not in {layer.value for layer in cls}]
+        if unknown or not any(names):
+            shown = ", ".join(repr(name) for name in unknown) if unknown else "nothing"
+            raise ArgumentError(
+                f"layers got {shown}: give a comma-separated list of iac and gitops, such as iac,gitops"
+            )
+        return tuple(layer for layer in cls if layer.value in names)
+
+
+ALL_LAYERS: tuple[Layer, ...] = tuple(Layer)
+"""Both layers: what drift checks unless told otherwise."""
+
+
+@dataclass(frozen=True)
+class FluxStatus:
+    """One Flux object as its controller reports it: its ``Ready`` condition, and whether it is suspended."""
+
+    kind: str
+    namespace: str
+    name: str
+    ready: bool | None
+    """The ``Ready`` condition: ``None`` while it is ``Unknown`` (reconciling), not reported for the
+    object's current spec, or the object is not in the cluster (reason ``NotFound``)."""
+    reason: str | None = None
+    message: str | None = None
+    """Flux's own words (the condition's reason and message)."""
+    suspended: bool = False
+
+    @property
+    def shown(self) -> str:
+        """``Kind namespace/name``, as Flux's own CLI names an object."""
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What keeps this object from being healthy, a line each (empty when it is)."""
+        found = [f"{self.shown} is suspended"] if self.suspended else []
+        if self.ready is not True:
+            state = "not Ready" if self.ready is False else "not Ready yet"
+            reason = f" ({self.reason})" if self.reason else ""
+            found.append(f"{self.shown} is {state}{reason}" + (f": {self.message}" if self.message else ""))
+        return tuple(found)
+
+
+@dataclass(frozen=True)
+class GitOpsSource(FluxStatus):
+    """The stack's ``GitRepository``: what it fetched, when, and whether its controller keeps up."""
+
+    revision: str | None = None
+    """The artifact's revision (``main@sha1:...``)."""
+    fetched_at: datetime | None = None
+    """When the artifact was last updated: Flux records a fetch only when it brings a new revision."""
+    interval: str | None = None
+    stale: bool = False
+    """The controller has not reconciled the source's current spec for more than 3 intervals."""
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        stale = (
+            f"{self.shown} is stale: its controller has not reconciled its current spec for more than "
+            f"3 intervals of {self.interval}"
+        )
+        return super().problems + ((stale,) if self.stale else ())
+
+
+@dataclass(frozen=True)
+class GitOpsSync(FluxStatus):
+    """The stack's root ``Kustomization``: what it applied against what its source holds."""
+
+    applied_revision: str | None = None
+    """``status.lastAppliedRevision``."""
+    source_revision: str | None = None
+    """The revision of the source it applies from, as that source reports it."""
+
+    @property
+    def lag(self) -> bool:
+        """The source holds a revision this Kustomization has not applied."""
+        return self.source_revision is not None and self.applied_revision != self.source_revision
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        lag = (
+            f"{self.shown} lags its source: applied {self.applied_revision or 'nothing'}, the source is at "
+            f"{self.source_revision}"
+        )
+        return super().problems + ((lag,) if self.lag else ())
+
+
+@dataclass(frozen=True)
+class GitOpsReport:
+    """The GitOps layer of a stack: its Flux sync objects, and every other Flux object that is unwell."""
+
+    sources: tuple[GitOpsSource, ...] = ()
+    syncs: tuple[GitOpsSync, ...] = ()
+    failing: tuple[FluxStatus, ...] = ()
+    """Every other Kustomization and HelmRelease in the cluster that is not Ready or is suspended."""
+    error: str | None = None
+    """Why the cluster could not be read (then nothing else is known)."""
+    checked_at: datetime | None = None
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """Each reason the layer is not healthy, a line each: empty when it is."""
+        if self.error is not None:
+            return (f"the cluster could not be read: {self.error}",)
+        return tuple(
+            line for status in (*self.sources, *self.syncs, *self.failing) for line in status.problems
+        )
+
+    @property
+    def healthy(self) -> bool:
+        """True when the cluster was read, and every object is Ready, not suspended, not stale, not behind."""
+        return not self.problems
+
+
 @dataclass(frozen=True)
 class DriftReport:
-    """Every drifted resource of a stack, found by a refresh preview that wrote nothing."""
+    """A stack's drift in each layer checked: every drifted resource (a refresh preview that wrote
+    nothing), and what Flux reports of the cluster the stack made."""
 
     stack: str
     resources: tuple[DriftedResource, ...] = field(default=())
@@ -148,11 +281,20 @@ class DriftReport:
     """The stack's project: a fleet report (``fleet report``) names the stack by both."""
     checked_at: datetime | None = None
     """When the check ended: of two results for one stack (a retried job), the newer one counts."""
+    gitops: GitOpsReport | None = None
+    """The GitOps layer, when it was checked and the stack bootstraps Flux."""
+    layers: tuple[Layer, ...] = (Layer.IAC,)
+    """The layers checked: ``has_drift`` says nothing when ``iac`` is not among them."""
 
     @property
     def has_drift(self) -> bool:
-        """True when any resource drifted."""
+        """True when any resource drifted (the IaC layer)."""
         return bool(self.resources)
+
+    @property
+    def healthy(self) -> bool:
+        """False when the GitOps layer was read and is not healthy, or could not be read."""
+        return self.gitops is None or self.gitops.healthy
 
 
 class _Open(StrEnum):
@@ -213,7 +355,17 @@ def to_jsonable(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
         data = {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
         # Derived flags are part of what a CI script reads, so they are in the document too.
-        for name in ("has_changes", "has_drift", "has_errors", "valid", "name", "causes"):
+        for name in (
+            "has_changes",
+            "has_drift",
+            "has_errors",
+            "valid",
+            "name",
+            "causes",
+            "healthy",
+            "problems",
+            "lag",
+        ):
             if hasattr(value, name):
                 data[name] = to_jsonable(getattr(value, name))
         return data

@@ -131,7 +131,7 @@ class Invocation:
     def options(self, *, lock_wait: float = 0.0, progress: bool = False) -> automation.StackOptions:
         """Options for the library call; ``progress`` prints each finished step as it happens."""
         on_event: EventCallback | None = None
-        if progress and not self.json:
+        if progress and not (self.json or self.markdown):  # either is the whole of stdout
             from ._console import StepPrinter
 
             on_event = StepPrinter(self.console)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import click
 
 from .. import automation
+from ..errors import GitOpsInfraError
 from ._app import (
     EXIT_ERROR,
     EXIT_OK,
@@ -38,15 +39,47 @@ from ._markdown import Plain, code, details, table
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["drift_markdown", "fleet_drift_exit", "fleet_drift_markdown", "namer", "status_markdown"]
+    from ..automation.results import Layer
+
+__all__ = [
+    "drift_exit",
+    "drift_markdown",
+    "fleet_drift_exit",
+    "fleet_drift_markdown",
+    "gitops_markdown",
+    "gitops_outcome",
+    "namer",
+    "status_markdown",
+]
+
+
+def _checked_layers(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[Layer, ...]:
+    from ..automation.results import Layer
+
+    try:
+        return Layer.parse(value)
+    except GitOpsInfraError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @main.command()
 @fleet_command
 @formats
 @lock_wait_option
-def drift(invocation: Invocation, fleet: Fleet, lock_wait: float) -> int:
-    """Compare STACK (or --all stacks) with reality without writing anything; exit 2 when one drifted.
+@click.option(
+    "--layers",
+    default="iac,gitops",
+    show_default=True,
+    callback=_checked_layers,
+    help="What to check: iac (the resources, by a refresh preview), gitops (Flux's objects), or both.",
+)
+def drift(invocation: Invocation, fleet: Fleet, lock_wait: float, layers: tuple[Layer, ...]) -> int:
+    """Compare STACK (or --all stacks) with reality in both layers, writing nothing; exit 2 when either
+    drifted: a resource differs from the state (iac), or Flux is not healthy (gitops).
+
+    The GitOps layer reads the stack's Flux objects, and every Kustomization and HelmRelease that is not
+    Ready or is suspended, through the stack's own kubeconfig. A cluster that cannot be reached is an
+    error of that layer; the IaC answer is still given.
 
     With --all, one line per stack; a stack that cannot be checked is reported and the others go on
     (exit 1 when one errored and none drifted). A stack an update holds is a lock error, unless
@@ -57,33 +90,72 @@ def drift(invocation: Invocation, fleet: Fleet, lock_wait: float) -> int:
         stacks = fleet.stacks(invocation)
         with invocation.activity("Checking drift of"):
             found = automation.detect_drift_all(
-                stacks, options=options, parallel=fleet.parallel, shard=fleet.shard
+                stacks, options=options, parallel=fleet.parallel, shard=fleet.shard, layers=layers
             )
         invocation.emit(found, lambda out: _print_fleet_drift(out, found))
         return fleet_drift_exit(found)
     with invocation.activity("Checking drift of"):
-        report = automation.detect_drift(invocation.stack, options=options)
+        report = automation.detect_drift(invocation.stack, options=options, layers=layers)
 
     def human(out: Console) -> None:
         for resource in report.resources:
             out.print(f"{resource.kind.value:<8} {resource.urn}")
             for diff in resource.diffs:
                 out.print(f"    {diff.path}: {json.dumps(diff.recorded)} -> {json.dumps(diff.actual)}")
-        out.print(
-            f"{invocation.stack}: {len(report.resources)} drifted"
-            if report.has_drift
-            else f"{invocation.stack}: no drift"
-        )
+        out.print(f"{invocation.stack}: {_iac_outcome(report)}")
+        _print_gitops(out, report.gitops, checked=automation.Layer.GITOPS in report.layers)
 
     invocation.emit(report, human)
-    return EXIT_PENDING if report.has_drift else EXIT_OK
+    return drift_exit(report)
+
+
+def drift_exit(report: automation.DriftReport) -> int:
+    """2 when a resource drifted or the GitOps layer is not healthy (or its cluster unreachable); else 0."""
+    return EXIT_PENDING if report.has_drift or not report.healthy else EXIT_OK
 
 
 def fleet_drift_exit(found: automation.FleetDrift) -> int:
-    """2 when any stack drifted; else 1 when one could not be checked (or its result is missing); else 0."""
-    if found.has_drift:
+    """2 when any stack drifted in either layer; else 1 when one could not be checked (or its result is
+    missing); else 0."""
+    if found.has_drift or not found.healthy:
         return EXIT_PENDING
     return EXIT_ERROR if found.has_errors else EXIT_OK
+
+
+def _iac_outcome(report: automation.DriftReport) -> str:
+    if automation.Layer.IAC not in report.layers:
+        return "iac not checked"
+    return f"{len(report.resources)} drifted" if report.has_drift else "no drift"
+
+
+def gitops_outcome(layer: automation.GitOpsReport | None, *, checked: bool = True) -> str:
+    """The GitOps layer in a few words: ``healthy``, ``N problem(s)``, ``unreachable``, ``no Flux``."""
+    if not checked:
+        return "gitops not checked"
+    if layer is None:
+        return "gitops: no Flux in this stack"
+    if layer.error is not None:
+        return "gitops: the cluster could not be read"
+    if layer.healthy:
+        return "gitops: healthy"
+    return f"gitops: {len(layer.problems)} problem(s)"
+
+
+def _print_gitops(
+    out: Console, layer: automation.GitOpsReport | None, *, checked: bool = True, indent: str = ""
+) -> None:
+    if layer is None:  # a stack without Flux has no GitOps section
+        if not checked:
+            out.print(indent + gitops_outcome(layer, checked=checked))
+        return
+    out.print(indent + gitops_outcome(layer))
+    if layer.healthy:
+        for source in layer.sources:
+            out.print(f"{indent}  {source.shown} at {source.revision}")
+        for sync in layer.syncs:
+            out.print(f"{indent}  {sync.shown} applied {sync.applied_revision}")
+    for problem in layer.problems:
+        out.print(f"{indent}  {problem}")
 
 
 class _Stack(Protocol):
@@ -113,10 +185,15 @@ def _print_fleet_drift(out: Console, fleet: automation.FleetDrift) -> None:
         name = shown(checked)
         if checked.error is not None:
             out.print(f"{name}: error: {checked.error.type}: {checked.error.message}")
-        elif checked.report is not None and checked.report.has_drift:
-            out.print(f"{name}: {len(checked.report.resources)} drifted")
-        else:
-            out.print(f"{name}: no drift")
+            continue
+        assert checked.report is not None  # a check without an error has a report
+        report = checked.report
+        if report.gitops is None:  # not checked, or a stack without Flux
+            out.print(f"{name}: {_iac_outcome(report)}")
+            continue
+        out.print(f"{name}: {_iac_outcome(report)}; {gitops_outcome(report.gitops)}")
+        for problem in report.gitops.problems:
+            out.print(f"  {problem}")
     for cause in fleet.causes:
         change = f"{json.dumps(cause.recorded)} -> {json.dumps(cause.actual)}" if cause.path else "deleted"
         where = f"{cause.type} {cause.path}".rstrip()
@@ -160,6 +237,8 @@ def _print_status(out: Console, found: tuple[automation.StackStatus, ...]) -> No
             f"{shown(s)}: version {last.version} {last.kind} {last.result} at {when} from {commit}{head}; "
             f"{lock}; {last.message!r}"
         )
+        if s.gitops is not None:
+            _print_gitops(out, s.gitops, indent="  ")
 
 
 def _drift_rows(report: automation.DriftReport) -> list[tuple[Any, ...]]:
@@ -185,9 +264,42 @@ def drift_markdown(result: automation.DriftReport) -> str:
         if kinds
         else ["No drift."]
     )
+    if automation.Layer.IAC not in result.layers:
+        lines = [f"### Drift of {code(result.stack)}", "", "The IaC layer was not checked."]
     if result.resources:
         lines += details(f"{len(result.resources)} drifted", table(_DRIFT_HEADER, _drift_rows(result)))
+    if result.gitops is not None:
+        lines += ["", *gitops_markdown(result.gitops)]
     return "\n".join(lines) + "\n"
+
+
+def _flux_rows(layer: automation.GitOpsReport) -> list[tuple[Any, ...]]:
+    """A row per Flux object: a source with its revision, a sync with the one it applied, others bare."""
+    revisions: list[tuple[automation.FluxStatus, str | None]] = [
+        *((s, s.revision) for s in layer.sources),
+        *((s, s.applied_revision) for s in layer.syncs),
+        *((s, None) for s in layer.failing),
+    ]
+    return [
+        (
+            Plain(s.kind),
+            f"{s.namespace}/{s.name}",
+            Plain({True: "yes", False: "no", None: "not yet"}[s.ready]),
+            Plain("yes" if s.suspended else "no"),
+            revision if revision else Plain(""),
+        )
+        for s, revision in revisions
+    ]
+
+
+def gitops_markdown(layer: automation.GitOpsReport) -> list[str]:
+    """The GitOps layer as Markdown lines: its outcome, each problem in Flux's words, and the objects."""
+    lines = [f"#### GitOps layer: {gitops_outcome(layer).removeprefix('gitops: ')}", ""]
+    if layer.problems:
+        lines += [*(f"- {code(problem)}" for problem in layer.problems), ""]
+    if layer.error is None:
+        lines += table(["kind", "object", "ready", "suspended", "revision"], _flux_rows(layer))
+    return lines
 
 
 def fleet_drift_markdown(result: automation.FleetDrift) -> str:
@@ -197,7 +309,9 @@ def fleet_drift_markdown(result: automation.FleetDrift) -> str:
         if checked.error is not None:
             return Plain(f"error: {checked.error.type}")  # the name of one of our exception classes
         assert checked.report is not None  # a check without an error has a report
-        return Plain(f"{len(checked.report.resources)} drifted" if checked.has_drift else "no drift")
+        if checked.report.gitops is None:  # not checked, or a stack without Flux
+            return Plain(_iac_outcome(checked.report))
+        return Plain(f"{_iac_outcome(checked.report)}; {gitops_outcome(checked.report.gitops)}")
 
     shown = namer(result.stacks)
     title = f"shard {result.shard} of the fleet" if result.shard else "every stack"
@@ -227,8 +341,12 @@ def fleet_drift_markdown(result: automation.FleetDrift) -> str:
     for checked in result.stacks:
         if checked.error is not None:
             body += [f"{code(shown(checked))}: {code(checked.error.message)}", ""]
-        elif checked.report is not None and checked.report.has_drift:
-            body += [code(shown(checked)), "", *table(_DRIFT_HEADER, _drift_rows(checked.report)), ""]
+        elif checked.report is not None and (checked.report.has_drift or not checked.report.healthy):
+            body += [code(shown(checked)), ""]
+            if checked.report.has_drift:
+                body += [*table(_DRIFT_HEADER, _drift_rows(checked.report)), ""]
+            if checked.report.gitops is not None and not checked.report.healthy:
+                body += [*gitops_markdown(checked.report.gitops), ""]
     if body:
         lines += details("details", body[:-1])
     return "\n".join(lines) + "\n"
@@ -244,17 +362,20 @@ def status_markdown(statuses: Sequence[automation.StackStatus]) -> str:
             Plain({None: "unknown", False: "no"}[status.locked]) if not status.locked else f"by {status.lock}"
         )
         head = Plain({None: "", True: "yes", False: "no"}[status.at_head])
+        flux = Plain(gitops_outcome(status.gitops).removeprefix("gitops: ") if status.gitops else "")
         if status.error is not None:
-            rows.append((shown(status), Plain(f"error: {status.error.type}"), *[Plain("")] * 4))
+            rows.append((shown(status), Plain(f"error: {status.error.type}"), *[Plain("")] * 5))
         elif last is None:
-            rows.append((shown(status), Plain("never deployed"), Plain(""), Plain(""), Plain(""), lock))
+            rows.append((shown(status), Plain("never deployed"), Plain(""), Plain(""), Plain(""), lock, flux))
         else:
             when = last.start_time.isoformat(timespec="seconds")
             summary = f"v{last.version} {last.kind} {last.result}"
-            rows.append((shown(status), summary, when, (last.commit or "")[:12], head, lock))
-    lines = ["### Stack status", "", *table(["stack", "last", "at", "commit", "HEAD", "locked"], rows)]
+            rows.append((shown(status), summary, when, (last.commit or "")[:12], head, lock, flux))
+    header = ["stack", "last", "at", "commit", "HEAD", "locked", "gitops"]
+    lines = ["### Stack status", "", *table(header, rows)]
     messages = [f"- {code(shown(s))}: {code(s.last.message)}" for s in statuses if s.last and s.last.message]
     messages += [f"- {code(shown(s))}: {code(s.error.message)}" for s in statuses if s.error is not None]
+    messages += [f"- {code(shown(s))}: {code(p)}" for s in statuses if s.gitops for p in s.gitops.problems]
     if messages:
         lines += details("messages", messages)
     return "\n".join(lines) + "\n"

@@ -7,11 +7,13 @@ renderings of their results sit here, beside them.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .. import automation
+from ..checks import format_duration
 from ..errors import CheckpointError
 from ._app import (
     EXIT_ERROR,
@@ -31,7 +33,7 @@ from ._app import (
     message_option,
     policy_packs_option,
 )
-from ._fleet import namer
+from ._fleet import gitops_markdown, namer
 from ._markdown import Plain, code, counts, details, table
 
 if TYPE_CHECKING:
@@ -177,11 +179,37 @@ def up(
     return EXIT_OK
 
 
+def _checked_age(_ctx: click.Context, _param: click.Parameter, value: str | None) -> timedelta | None:
+    from ..checks import parse_duration
+
+    if value is None:
+        return None
+    try:
+        age = parse_duration(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a duration such as 30m, 24h or 1h30m") from None
+    if age <= timedelta(0):
+        raise click.BadParameter(f"{value!r} is not a positive duration")
+    return age
+
+
 @main.command()
 @command
 @click.argument("target", callback=checked_stack)
+@formats
 @click.option("--yes", "-y", is_flag=True, help="Promote without asking.")
-@click.option("--require-no-drift", is_flag=True, help="Refuse when the source stack has drifted.")
+@click.option("--require-no-drift", is_flag=True, help="Refuse when the source stack has drifted (iac).")
+@click.option(
+    "--require-healthy",
+    is_flag=True,
+    help="Refuse unless the source's GitOps layer is healthy now: Flux Ready at its revision, none suspended",
+)
+@click.option(
+    "--max-age",
+    metavar="DURATION",
+    callback=_checked_age,
+    help="Refuse unless the source's last successful update ended within DURATION (24h, 90m).",
+)
 @message_option
 @lock_wait_option
 def promote(
@@ -189,10 +217,17 @@ def promote(
     target: str,
     yes: bool,
     require_no_drift: bool,
+    require_healthy: bool,
+    max_age: timedelta | None,
     message: str | None,
     lock_wait: float,
 ) -> int:
-    """Deploy to TARGET the commit of STACK's last successful update (gitops-infra promote dev prod)."""
+    """Deploy to TARGET the commit of STACK's last successful update (gitops-infra promote dev prod).
+
+    The result carries the evidence checked: the commit, the update's age, and with --require-no-drift
+    and --require-healthy, the drift answer and Flux's revisions and Ready states. A refusal names the
+    check that failed and what it found.
+    """
     invocation.confirm(f"Deploy stack {invocation.stack!r}'s last update to stack {target!r}?", yes)
     with invocation.activity("Promoting"):
         result = automation.promote(
@@ -200,10 +235,60 @@ def promote(
             target,
             options=invocation.options(lock_wait=lock_wait, progress=True),
             require_no_drift=require_no_drift,
+            require_healthy=require_healthy,
+            max_age=max_age,
             message=message,
         )
-    invocation.emit(result, lambda out: print_update(out, "Promoted to", result))
+
+    def human(out: Console) -> None:
+        print_update(out, "Promoted to", result)
+        evidence = result.evidence
+        if evidence is None:
+            return
+        age = format_duration(timedelta(seconds=evidence.age_seconds or 0))
+        out.print(
+            f"  evidence: {evidence.source} version {evidence.version} of {evidence.commit[:12]}, {age} old"
+        )
+        if evidence.drift is not None:
+            out.print(f"  evidence: {'drifted' if evidence.drift else 'no drift'}")
+        if evidence.gitops is not None:
+            for source in evidence.gitops.sources:
+                out.print(f"  evidence: {source.shown} Ready at {source.revision}")
+            for sync in evidence.gitops.syncs:
+                out.print(f"  evidence: {sync.shown} Ready, applied {sync.applied_revision}")
+
+    invocation.emit(result, human)
     return EXIT_OK
+
+
+def promotion_markdown(result: automation.PromotionResult) -> str:
+    """A promotion as a pull request comment: what was deployed where, and the evidence it was allowed on."""
+    commit = f" {code((result.commit or '')[:12])}" if result.commit else ""
+    lines = [f"### Promoted{commit} to {code(result.stack)} (version {result.version})", ""]
+    lines += counts(dict(result.changes))
+    evidence = result.evidence
+    if evidence is not None:
+        age = format_duration(timedelta(seconds=evidence.age_seconds or 0))
+        rows: list[tuple[Any, ...]] = [
+            (Plain("source"), evidence.source),
+            (Plain("commit"), evidence.commit),
+            (Plain("source update"), Plain(f"version {evidence.version}")),
+            (
+                Plain("ended"),
+                evidence.updated_at.isoformat(timespec="seconds") if evidence.updated_at else "",
+            ),
+            (Plain("age"), Plain(age)),
+        ]
+        if evidence.max_age_seconds is not None:
+            rows.append(
+                (Plain("max age"), Plain(format_duration(timedelta(seconds=evidence.max_age_seconds))))
+            )
+        if evidence.drift is not None:
+            rows.append((Plain("IaC drift"), Plain("drifted" if evidence.drift else "none")))
+        lines += ["", "Evidence:", "", *table(["check", "found"], rows)]
+        if evidence.gitops is not None:
+            lines += ["", *gitops_markdown(evidence.gitops)]
+    return "\n".join(lines) + "\n"
 
 
 def print_update(out: Console, verb: str, result: automation.UpResult | automation.DestroyResult) -> None:

@@ -4,7 +4,7 @@ in the package so that a platform engineer can reuse it to try their own stacks 
 
 It runs from the binaries ``make setup`` builds into a checkout's ``.tools/`` (:class:`Toolchain` finds
 them), and needs the ``local`` extra (``pip install 'gitops-infra[local]'``) for the cluster's PKI and
-API client; without it, using a name here raises :class:`~gitops_infra.errors.MissingExtraError`.
+deploy key; without it, using a name here raises :class:`~gitops_infra.errors.MissingExtraError`.
 
 Example::
 

@@ -46,8 +46,8 @@ BINARIES = (
 SSHD = Path("/usr/sbin/sshd")
 """Debian's sshd, which serves the fleet repository (setup installs ``openssh-server`` when it is missing)."""
 SETUP_HINT = "run `make setup` to build the local cluster"
-LOCAL_EXTRA = ("kubernetes", "cryptography")
-"""The packages of the ``local`` extra: the cluster's API client, and its PKI and deploy key."""
+LOCAL_EXTRA = ("cryptography",)
+"""The packages of the ``local`` extra: the cluster's PKI and deploy key (the Kubernetes client is core)."""
 
 
 def require_local_extra() -> None:
@@ -58,7 +58,7 @@ def require_local_extra() -> None:
     missing = [name for name in LOCAL_EXTRA if importlib.util.find_spec(name) is None]
     if missing:
         raise MissingExtraError(
-            f"gitops_infra.local needs {' and '.join(missing)}, which come with the `local` extra: "
+            f"gitops_infra.local needs {' and '.join(missing)}, from the `local` extra: "
             "pip install 'gitops-infra[local]'",
             extra="local",
         )

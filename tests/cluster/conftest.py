@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,20 @@ from ..support import (
 
 ENGINE = put_engine_on_path()
 STACK = "local"
+FLUX_WAIT_SECONDS = 120.0
+
+
+def wait_until(condition: Callable[[], Any], what: str, timeout: float = FLUX_WAIT_SECONDS) -> Any:
+    """``condition()``'s first truthy value, polled twice a second; a failure naming ``what`` after
+    ``timeout`` seconds, with the last value seen."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = condition()
+        if last:
+            return last
+        time.sleep(0.5)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (last seen: {last!r})")
 
 
 def _require_toolchain() -> None:

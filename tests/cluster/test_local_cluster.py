@@ -8,8 +8,6 @@ installed outside the stack, a deploy key registered on the fleet server) throug
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,24 +26,12 @@ from gitops_infra.errors import OperationFailedError
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
 from ..support import write_project
-from .conftest import LocalStack
+from .conftest import LocalStack, wait_until
 
 pytestmark = pytest.mark.cluster
 
 SOURCE = ("source.toolkit.fluxcd.io", "v1", "gitrepositories")
 KUSTOMIZE = ("kustomize.toolkit.fluxcd.io", "v1", "kustomizations")
-FLUX_WAIT_SECONDS = 120.0
-
-
-def _wait(condition: Callable[[], Any], what: str, timeout: float = FLUX_WAIT_SECONDS) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = condition()
-        if last:
-            return last
-        time.sleep(0.5)
-    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (last seen: {last!r})")
 
 
 def _object(stack: LocalStack, kind: tuple[str, str, str], name: str = FLUX_SYNC_NAME) -> dict[str, Any]:
@@ -159,7 +145,7 @@ def test_a_wrong_deploy_key_leaves_the_source_not_ready_with_the_auth_message(
     # of a fixed-name Secret would (the provider's default).
     assert core.read_namespaced_secret(FLUX_SECRET_NAME, local_stack.flux_namespace).metadata.uid == before
 
-    failed = _wait(
+    failed = wait_until(
         lambda: (c := _ready(local_stack, SOURCE)) and c["status"] == "False" and c.get("message") and c,
         "GitRepository not Ready",
     )
@@ -203,7 +189,7 @@ def test_a_key_the_git_server_refuses_fails_up_with_the_auth_message(local_stack
     assert "PRIVATE KEY" not in str(info.value)
 
 
-def test_ready_timeout_zero_does_not_wait(local_stack: LocalStack) -> None:
+def test_ready_timeout_zero_does_notwait_until(local_stack: LocalStack) -> None:
     local_stack.set("git.path", f"{local_stack.fleet_path}-missing")
     local_stack.set("flux.readyTimeout", "0s")
 
@@ -332,7 +318,7 @@ def _substitution_off_applies_verbatim(local_stack: LocalStack, name: str) -> No
     """The README's way out: ``flux.substitute: false`` leaves the root Kustomization unsubstituted."""
     local_stack.set("flux.substitute", "false")
     up("local", options=local_stack.options)
-    applied = _wait(
+    applied = wait_until(
         lambda: (
             (data := _configmap(local_stack, "default", name))
             and data.get("host") == VERBATIM["host"]
@@ -373,7 +359,7 @@ def test_lenient_substitution_blanks_a_variable_the_contract_lacks(
     # kustomize-controller v1.8.3 (the pinned flux2 chart's) substitutes leniently: the gate shows it here.
     with cluster.feature_gates("kustomize-controller", {"StrictPostBuildSubstitutions": False}):
         up("local", options=local_stack.options)
-        applied = _wait(lambda: _configmap(local_stack, "default", name), "the manifest from git")
+        applied = wait_until(lambda: _configmap(local_stack, "default", name), "the manifest from git")
         # ${HOME} is blanked without a word (the YAML scalar then loses its trailing space); $${HOME} is the
         # escape the README gives.
         assert applied == {"script": "echo", "escaped": "echo ${HOME}", "host": "shop.local.example.com"}
@@ -613,7 +599,7 @@ def test_destroy_clears_everything_and_flux_prunes_what_it_applied(
     workload = f"pruned-{local_stack.name}"
     fleet.commit({f"{local_stack.fleet_path}/hello.yaml": _workload(workload)}, "a workload to prune")
     up("local", options=local_stack.options)
-    _wait(lambda: _configmap(local_stack, "default", workload), "the workload from git")
+    wait_until(lambda: _configmap(local_stack, "default", workload), "the workload from git")
 
     local_stack.raw_stack().destroy()
 

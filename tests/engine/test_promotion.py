@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -58,6 +60,10 @@ def test_promote_takes_devs_last_update_to_prod_not_the_work_tree(repo: FixtureR
     result = promote("dev", "prod", options=repo.options)
 
     assert result.commit == proven
+    evidence = result.evidence
+    assert evidence is not None and (evidence.source, evidence.commit, evidence.version) == ("dev", proven, 1)
+    assert evidence.age_seconds is not None and evidence.age_seconds >= 0
+    assert (evidence.drift, evidence.gitops, evidence.max_age_seconds) == (None, None, None)  # not asked for
     assert _on_disk(prod_dir) == {"a": "prod-one"}  # C1's Pulumi.prod.yaml, not C2's
     latest = history("prod", options=repo.options)[0]
     assert latest.commit == proven and f"promote {proven[:12]} from dev" in latest.message
@@ -74,9 +80,22 @@ def test_promote_refuses_a_stale_drifted_or_failed_source(repo: FixtureRepo, tmp
         promote("dev", "dev", options=repo.options)
 
     up("dev", options=repo.options)
+    # A stack without Flux cannot show a healthy GitOps layer; an update older than max_age is stale.
+    with pytest.raises(PromotionError, match="--require-healthy: it bootstraps no Flux") as unhealthy:
+        promote("dev", "prod", options=repo.options, require_healthy=True)
+    assert unhealthy.value.evidence.gitops is None and unhealthy.value.evidence.version == 1
+    time.sleep(1.1)
+    with pytest.raises(
+        PromotionError, match=r"--max-age 1s: its last successful update \(version 1\) ended"
+    ) as old:
+        promote("dev", "prod", options=repo.options, max_age=timedelta(seconds=1))
+    assert old.value.evidence.age_seconds > 1 and old.value.evidence.max_age_seconds == 1
     (repo.files_dir / "a").write_text("edited out of band")
-    with pytest.raises(PromotionError, match="stack 'dev' has drifted from its last update"):
-        promote("dev", "prod", options=repo.options, require_no_drift=True)
+    with pytest.raises(
+        PromotionError, match="--require-no-drift: it has drifted from its last update"
+    ) as drifted:
+        promote("dev", "prod", options=repo.options, require_no_drift=True, max_age=timedelta(hours=1))
+    assert drifted.value.evidence.drift is True and drifted.value.evidence.max_age_seconds == 3600
 
     refresh("dev", options=repo.options)  # now the newest deployment is a refresh, not the update
     with pytest.raises(PromotionError, match=r"is version 2 \(refresh, succeeded\), not a successful update"):
@@ -126,8 +145,16 @@ def test_cli_promote_and_the_guard(repo: FixtureRepo, tmp_path: Path) -> None:
     assert code == EXIT_ERROR and document["error"]["type"] == "UsageError"  # type: ignore[index]
 
     up("dev", options=repo.options)
-    code, document = cli("promote", "dev", "prod", "--yes")
+    code, document = cli("promote", "dev", "prod", "--yes", "--max-age", "1h", "--require-no-drift")
     assert code == EXIT_OK and document["commit"] == head and document["stack"] == "prod"
+    evidence = document["evidence"]
+    assert evidence["commit"] == head and evidence["drift"] is False and evidence["max_age_seconds"] == 3600  # type: ignore[index]
+    markdown = CliRunner(env=repo.env).invoke(
+        main, ["promote", "dev", "prod", "--yes", "--format", "markdown", "--cwd", str(repo.root)]
+    )
+    assert markdown.exit_code == EXIT_OK, markdown.output
+    assert markdown.stdout.startswith(f"### Promoted `{head[:12]}` to `prod`")
+    assert "| source | `dev` |" in markdown.stdout and f"| commit | `{head}` |" in markdown.stdout
     code, document = cli("promote", "dev", "prod")  # no --yes and no terminal
     assert code == EXIT_ERROR and document["error"]["type"] == "UsageError"  # type: ignore[index]
 

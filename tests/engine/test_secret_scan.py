@@ -1,4 +1,5 @@
-"""Secret scan: after up, drift, rollback, history and a failed update, the planted secrets leak nowhere.
+"""Secret scan: after up, drift (both layers), status, rollback, history and a failed update, the planted
+secrets leak nowhere.
 
 The fixture's ``SECRET_TOKEN`` is a secret config value exported as a secret output, and a second secret
 (``fixture:secretFile``) is the content of a file resource, so it flows through a resource's inputs and
@@ -120,6 +121,13 @@ def test_a_planted_secret_appears_nowhere_in_plaintext(repo: FixtureRepo) -> Non
     outputs["drift"] = _cli(repo, "drift")
     outputs["drift --json"] = _cli(repo, "drift", "--json")
     assert outputs["drift"].exit_code == outputs["drift --json"].exit_code == EXIT_PENDING
+    # The GitOps layer decrypts the state to find a kubeconfig (this stack has none): nothing of it shows.
+    outputs["drift --layers gitops --json"] = _cli(repo, "drift", "--layers", "gitops", "--json")
+    outputs["status"] = _cli(repo, "status")
+    outputs["status --json"] = _cli(repo, "status", "--json")
+    assert all(
+        outputs[k].exit_code == EXIT_OK for k in ("drift --layers gitops --json", "status", "status --json")
+    )
 
     # Rollback to A, then the history.
     outputs["rollback --json"] = _cli(repo, "rollback", commit_a, "--yes", "--json")

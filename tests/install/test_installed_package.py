@@ -233,7 +233,7 @@ def test_the_offline_plan_of_a_users_own_program(installed: Installed, tmp_path:
 def test_the_local_cluster_names_its_extra_when_installed_without_it(
     installed: Installed, tmp_path: Path
 ) -> None:
-    # The wheel alone has neither kubernetes nor cryptography: gitops_infra.local says which extra to add.
+    # The wheel alone lacks cryptography: gitops_infra.local says which extra to add.
     done = subprocess.run(
         [installed.python, "-m", "gitops_infra.cli", "local", "up"],
         cwd=tmp_path,

@@ -53,3 +53,22 @@ def test_no_history_or_an_unreadable_newest_entry_is_none(tmp_path: Path) -> Non
     _entry(history, 3)
     (history / "dev-3.history.json").write_text('{"kind": "upd')  # cut short
     assert stack.newest_history_entry() is None
+
+
+def test_the_checkpoint_s_resource_types_are_read_without_the_engine(tmp_path: Path) -> None:
+    # How the GitOps layer tells a stack without Flux at no cost: no engine command, no secret decrypted.
+    files = FileBackendStack(root=tmp_path / ".pulumi", org="organization", project="p", name="dev")
+    assert files.resource_types() is None  # no checkpoint yet
+    path = tmp_path / ".pulumi" / "stacks" / "p" / "dev.json"
+    path.parent.mkdir(parents=True)
+    resources = [
+        {"type": "pulumi:pulumi:Stack"},
+        {"type": "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository"},
+    ]
+    path.write_text(json.dumps({"version": 3, "checkpoint": {"latest": {"resources": resources}}}))
+    assert files.resource_types() == {
+        "pulumi:pulumi:Stack",
+        "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository",
+    }
+    path.write_text('{"version": 3, "checkpoint": {"lat')  # cut short: the engine is asked instead
+    assert files.resource_types() is None

@@ -232,3 +232,87 @@ def test_text_output_shows_control_characters_as_escapes(hostile: str, shown: st
     text = out.getvalue()
     assert shown in text and hostile not in text
     assert not any(c in text for c in "\x1b\r\x07\u202e")
+
+
+def _gitops_renderings(hostile: str) -> list[tuple[str, int]]:
+    """The GitOps layer, wherever a rendering shows it, with ``hostile`` in every string Flux reports."""
+    from gitops_infra.automation import (
+        FluxStatus,
+        GitOpsReport,
+        GitOpsSource,
+        GitOpsSync,
+        Layer,
+        PromotionEvidence,
+        PromotionResult,
+    )
+
+    when = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    layer = GitOpsReport(
+        sources=(
+            GitOpsSource(
+                "GitRepository",
+                hostile,
+                hostile,
+                ready=False,
+                reason=hostile,
+                message=hostile,
+                revision=hostile,
+            ),
+        ),
+        syncs=(
+            GitOpsSync(
+                "Kustomization",
+                hostile,
+                hostile,
+                ready=True,
+                suspended=True,
+                applied_revision=hostile,
+                source_revision=f"{hostile}2",
+            ),
+        ),
+        failing=(FluxStatus("HelmRelease", hostile, hostile, ready=False, reason=hostile, message=hostile),),
+    )
+    drift = DriftReport(stack=hostile, gitops=layer, layers=(Layer.IAC, Layer.GITOPS))
+    last = Deployment(1, "update", "succeeded", when, when, "m", "0123456789abcdef")
+    status = StackStatus(hostile, last, at_head=True, locked=False, gitops=layer)
+    evidence = PromotionEvidence(hostile, "0" * 40, 3, when, 60.0, drift=False, gitops=layer)
+    promoted = PromotionResult(
+        stack=hostile, changes={"update": 1}, version=4, commit="0" * 40, outputs={}, evidence=evidence
+    )
+    fleet = FleetDrift(stacks=(StackDrift(stack=hostile, report=drift, project="p"),))
+    unreachable = DriftReport(stack="dev", gitops=GitOpsReport(error=hostile), layers=(Layer.GITOPS,))
+    return [
+        (to_markdown(drift), 1 + 3),  # the Flux objects' table: a header, three objects
+        (to_markdown((status,)), 2),
+        (to_markdown(promoted), 2 + 7 + 4),  # changes, the evidence (a header, six checks), the Flux objects
+        (to_markdown(fleet), 2 + 4),
+        (to_markdown(unreachable), 0),
+    ]
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_what_flux_reports_renders_as_text_wherever_it_appears(hostile: str) -> None:
+    for markdown, rows in _gitops_renderings(hostile):
+        html = _html(markdown)
+        outside = _outside_code(html)
+        assert "evil" not in outside, outside
+        for tag in ("<img", "<a ", "<script", "<!--", "<strong", "<em", "<del", "<h1"):
+            assert tag not in outside, (tag, outside)
+        assert html.count("<tr>") == rows, html
+        assert html.count("<details>") == html.count("</details>") <= 1
+
+
+def test_a_promotion_is_what_was_deployed_then_the_evidence() -> None:
+    from gitops_infra.automation import PromotionEvidence, PromotionResult
+
+    when = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    evidence = PromotionEvidence(
+        "dev", "0123456789abcdef" * 2 + "01234567", 3, when, 5400.0, 86400.0, drift=False
+    )
+    result = PromotionResult(
+        stack="prod", changes={"update": 1}, version=7, commit=evidence.commit, outputs={}, evidence=evidence
+    )
+    text = to_markdown(result)
+    assert text.startswith("### Promoted `0123456789ab` to `prod` (version 7)\n")
+    assert "| age | 1h30m |" in text and "| max age | 24h |" in text and "| IaC drift | none |" in text
+    assert "| source update | version 3 |" in text and "GitOps layer" not in text  # not checked, not shown

@@ -1,0 +1,337 @@
+"""The GitOps layer on the real API server and Flux's real controllers: drift, status and promotion.
+
+Each scenario changes the cluster the way it goes wrong in life (a Kustomization suspended by hand, a
+manifest that does not apply, a git server that went away), then runs the CLI a CI job would run, and
+checks what it says, its exit code, that no credential is in its output, and that it wrote no state.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from kubernetes import client
+from pulumi import automation as auto
+
+from gitops_infra.automation import up
+from gitops_infra.automation._compat import SECRET_SIG, SECRET_SIG_KEY
+from gitops_infra.cli import main
+from gitops_infra.components.flux import FLUX_SYNC_NAME
+from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster, free_port
+
+from ..support import REPO_ROOT
+from .conftest import LocalStack, wait_until
+
+pytestmark = pytest.mark.cluster
+
+SOURCE = ("source.toolkit.fluxcd.io", "v1", "gitrepositories")
+KUSTOMIZE = ("kustomize.toolkit.fluxcd.io", "v1", "kustomizations")
+BROKEN = (
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\n  namespace: default\n"
+    "data:\n  a: b\n"
+)
+
+
+def _objects(stack: LocalStack) -> Any:
+    return client.CustomObjectsApi(stack.api)
+
+
+def _get(stack: LocalStack, kind: tuple[str, str, str]) -> dict[str, Any]:
+    group, version, plural = kind
+    found: dict[str, Any] = _objects(stack).get_namespaced_custom_object(
+        group, version, stack.flux_namespace, plural, FLUX_SYNC_NAME
+    )
+    return found
+
+
+def _patch(stack: LocalStack, kind: tuple[str, str, str], body: dict[str, Any]) -> None:
+    group, version, plural = kind
+    _objects(stack).patch_namespaced_custom_object(
+        group, version, stack.flux_namespace, plural, FLUX_SYNC_NAME, body
+    )
+
+
+def _reconcile_now(stack: LocalStack) -> None:
+    """What ``flux reconcile source git`` does: ask for a fetch now, rather than at the next interval."""
+    stamp = datetime.datetime.now(datetime.UTC).isoformat()
+    _patch(stack, SOURCE, {"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": stamp}}})
+
+
+def _ready(stack: LocalStack, kind: tuple[str, str, str]) -> str | None:
+    conditions = _get(stack, kind).get("status", {}).get("conditions", [])
+    return next((c["status"] for c in conditions if c["type"] == "Ready"), None)
+
+
+def _cli(stack: LocalStack, *args: str) -> Result:
+    return CliRunner().invoke(main, [*args, "--cwd", str(stack.root)], env=stack.env, catch_exceptions=False)
+
+
+def _checkpoint(stack: LocalStack) -> dict[str, Any]:
+    """The stack's state without the secrets (what `writes no state` is checked against)."""
+    exported = stack.raw_stack().export_stack()
+    return {"deployment": exported.deployment, "version": exported.version}
+
+
+def _no_credentials(stack: LocalStack, cluster: LocalCluster, text: str) -> None:
+    kubeconfig = cluster.kubeconfig
+    assert "BEGIN" not in text and "PRIVATE KEY" not in text
+    for line in kubeconfig.splitlines():
+        value = line.partition(":")[2].strip()
+        if len(value) > 40:  # certificate and key data
+            assert value not in text
+
+
+def _gitops(result: Result) -> dict[str, Any]:
+    document = json.loads(result.stdout)
+    assert isinstance(document["gitops"], dict), document
+    gitops: dict[str, Any] = document["gitops"]
+    return gitops
+
+
+def test_all_healthy_is_exit_0_with_no_problem_in_either_layer(
+    local_stack: LocalStack, cluster: LocalCluster
+) -> None:
+    up("local", options=local_stack.options)
+    source = _get(local_stack, SOURCE)
+
+    result = _cli(local_stack, "drift", "local", "--json")
+
+    assert result.exit_code == 0, result.output
+    gitops = _gitops(result)
+    assert gitops["healthy"] is True and gitops["problems"] == [] and gitops["failing"] == []
+    (reported,) = gitops["sources"]
+    assert reported["ready"] is True and reported["stale"] is False
+    assert reported["revision"] == source["status"]["artifact"]["revision"]
+    (sync,) = gitops["syncs"]
+    assert sync["name"] == FLUX_SYNC_NAME and sync["namespace"] == local_stack.flux_namespace
+    assert sync["applied_revision"] == sync["source_revision"] == reported["revision"]
+    assert sync["lag"] is False and sync["suspended"] is False
+    _no_credentials(local_stack, cluster, result.output)
+
+    # The text and Markdown say so too, and `--layers iac` leaves the GitOps layer out.
+    text = _cli(local_stack, "drift", "local")
+    assert text.exit_code == 0 and "gitops: healthy" in text.output, text.output
+    iac = _cli(local_stack, "drift", "local", "--layers", "iac", "--json")
+    assert iac.exit_code == 0 and json.loads(iac.stdout)["gitops"] is None
+    status = _cli(local_stack, "status", "local", "--json")
+    assert status.exit_code == 0 and _gitops(status)["healthy"] is True, status.output
+
+
+def test_a_kustomization_suspended_out_of_band_is_exit_2_and_writes_no_state(
+    local_stack: LocalStack, cluster: LocalCluster
+) -> None:
+    up("local", options=local_stack.options)
+    before = _checkpoint(local_stack)
+    _patch(local_stack, KUSTOMIZE, {"spec": {"suspend": True}})
+
+    result = _cli(local_stack, "drift", "local", "--layers", "gitops", "--json")
+
+    assert result.exit_code == 2, result.output
+    gitops = _gitops(result)
+    assert gitops["healthy"] is False
+    name = f"Kustomization {local_stack.flux_namespace}/{FLUX_SYNC_NAME}"
+    assert f"{name} is suspended" in gitops["problems"]
+    assert gitops["syncs"][0]["suspended"] is True
+    text = _cli(local_stack, "drift", "local")
+    assert text.exit_code == 2 and f"{name} is suspended" in text.output, text.output
+    _no_credentials(local_stack, cluster, result.output + text.output)
+    assert _checkpoint(local_stack) == before
+
+
+def test_a_manifest_that_does_not_apply_is_reported_not_ready_in_fluxs_words(
+    local_stack: LocalStack, fleet: FleetServer, cluster: LocalCluster
+) -> None:
+    up("local", options=local_stack.options)
+    fleet.commit({f"{local_stack.fleet_path}/broken.yaml": BROKEN}, "a manifest the API server refuses")
+    _reconcile_now(local_stack)
+    wait_until(lambda: _ready(local_stack, KUSTOMIZE) == "False", "the Kustomization to fail")
+    ready = next(c for c in _get(local_stack, KUSTOMIZE)["status"]["conditions"] if c["type"] == "Ready")
+
+    result = _cli(local_stack, "drift", "local", "--json")
+
+    assert result.exit_code == 2, result.output
+    document = json.loads(result.stdout)
+    assert document["has_drift"] is False and document["healthy"] is False
+    (sync,) = document["gitops"]["syncs"]
+    assert sync["ready"] is False and sync["reason"] == ready["reason"]
+    assert sync["message"] == ready["message"] and "Not_A_Valid_Name" in sync["message"]
+    name = f"Kustomization {local_stack.flux_namespace}/{FLUX_SYNC_NAME}"
+    assert f"{name} is not Ready ({ready['reason']}): {ready['message']}" in document["gitops"]["problems"]
+    markdown = _cli(local_stack, "drift", "local", "--format", "markdown")
+    assert markdown.exit_code == 2 and "#### GitOps layer: " in markdown.output, markdown.output
+    _no_credentials(local_stack, cluster, result.output + markdown.output)
+
+
+def test_a_fleet_server_that_went_away_leaves_the_source_not_ready(
+    local_stack: LocalStack, deploy_key: DeployKeyPair, cluster: LocalCluster, tmp_path: Path
+) -> None:
+    own = FleetServer(tmp_path / "own-fleet", deploy_key).start()
+    try:
+        own.commit({f"{local_stack.fleet_path}/README.md": "Synced until the server stops.\n"}, "the path")
+        local_stack.set("git.url", own.url)
+        local_stack.set("git.knownHosts", own.known_hosts)
+        local_stack.commit("sync from a fleet server of this test's own")
+        up("local", options=local_stack.options)
+    finally:
+        own.stop()
+    _reconcile_now(local_stack)
+    wait_until(lambda: _ready(local_stack, SOURCE) == "False", "the source to fail its fetch")
+
+    result = _cli(local_stack, "drift", "local", "--layers", "gitops", "--json")
+
+    assert result.exit_code == 2, result.output
+    gitops = _gitops(result)
+    (source,) = gitops["sources"]
+    assert source["ready"] is False and source["reason"], source
+    name = f"GitRepository {local_stack.flux_namespace}/{FLUX_SYNC_NAME}"
+    assert any(problem.startswith(f"{name} is not Ready") for problem in gitops["problems"]), gitops
+    _no_credentials(local_stack, cluster, result.output)
+
+
+@pytest.fixture
+def second_stack(
+    local_stack: LocalStack, fleet: FleetServer, deploy_key: DeployKeyPair, cluster: LocalCluster
+) -> Iterator[str]:
+    """A second stack, ``target``, in the local stack's project: namespaces and a fleet path of its own."""
+    root, name = local_stack.root, "target"
+    shutil.copy(REPO_ROOT / "Pulumi.local.yaml", root / "Pulumi.target.yaml")
+    workspace = auto.LocalWorkspace(work_dir=str(root), env_vars=local_stack.env)
+    stack = auto.Stack.create(name, workspace)
+    path = f"{local_stack.fleet_path}-target"
+
+    def put(key: str, value: str, *, secret: bool = False) -> None:
+        stack.set_config(f"gitops-infra:{key}", auto.ConfigValue(value, secret=secret), path=True)
+
+    put("git.url", fleet.url)
+    put("git.knownHosts", fleet.known_hosts)
+    put("git.path", path)
+    put("environment.serviceNamespace", f"{local_stack.service_namespace}-t")
+    put("flux.namespace", f"{local_stack.flux_namespace}-t")
+    put("localKubeconfig", cluster.kubeconfig, secret=True)
+    put("localDeployKey", deploy_key.private_key, secret=True)
+    local_stack.commit("a second stack, target")
+    fleet.commit({f"{path}/README.md": "Synced by the target stack.\n"}, f"the path of {path}")
+    try:
+        yield name
+    finally:
+        stack.destroy(on_output=None)
+
+
+def test_promotion_is_refused_while_the_source_is_not_ready_and_allowed_once_it_recovers(
+    local_stack: LocalStack, second_stack: str, fleet: FleetServer, cluster: LocalCluster
+) -> None:
+    up("local", options=local_stack.options)
+    fleet.commit({f"{local_stack.fleet_path}/broken.yaml": BROKEN}, "a manifest the API server refuses")
+    _reconcile_now(local_stack)
+    wait_until(lambda: _ready(local_stack, KUSTOMIZE) == "False", "the source's Kustomization to fail")
+
+    refused = _cli(local_stack, "promote", "local", second_stack, "--require-healthy", "--yes", "--json")
+
+    assert refused.exit_code == 1, refused.output
+    error = json.loads(refused.stdout)["error"]
+    assert error["type"] == "PromotionError"
+    name = f"Kustomization {local_stack.flux_namespace}/{FLUX_SYNC_NAME}"
+    assert "--require-healthy" in error["message"] and f"{name} is not Ready" in error["message"], error
+    target = auto.Stack.select(
+        second_stack, auto.LocalWorkspace(work_dir=str(local_stack.root), env_vars=local_stack.env)
+    )
+    assert target.history() == []  # nothing ran on the target
+    too_old = _cli(local_stack, "promote", "local", second_stack, "--max-age", "1s", "--yes", "--json")
+    assert too_old.exit_code == 1 and "--max-age 1s" in json.loads(too_old.stdout)["error"]["message"], (
+        too_old.output
+    )
+
+    fixed = fleet.commit(
+        {f"{local_stack.fleet_path}/broken.yaml": BROKEN.replace("Not_A_Valid_Name", "fixed")}, "fix"
+    )
+    _reconcile_now(local_stack)
+    wait_until(
+        lambda: (
+            _ready(local_stack, KUSTOMIZE) == "True"
+            and _get(local_stack, KUSTOMIZE)["status"].get("lastAppliedRevision") == f"main@sha1:{fixed}"
+        ),
+        "the source's Kustomization to recover",
+    )
+
+    allowed = _cli(
+        local_stack,
+        "promote",
+        "local",
+        second_stack,
+        "--require-healthy",
+        "--max-age",
+        "1h",
+        "--yes",
+        "--json",
+    )
+
+    assert allowed.exit_code == 0, allowed.output
+    promoted = json.loads(allowed.stdout)
+    evidence = promoted["evidence"]
+    assert evidence["source"] == "local" and evidence["commit"] == promoted["commit"]
+    assert 0 <= evidence["age_seconds"] < 3600 and evidence["max_age_seconds"] == 3600
+    assert evidence["gitops"]["healthy"] is True
+    assert evidence["gitops"]["syncs"][0]["applied_revision"] == f"main@sha1:{fixed}"
+    assert evidence["gitops"]["sources"][0]["revision"] == f"main@sha1:{fixed}"
+    _no_credentials(local_stack, cluster, refused.output + allowed.output)
+
+
+def _point_provider_at(stack: auto.Stack, kubeconfig: str) -> None:
+    """Rewrite the stack's Kubernetes provider to reach ``kubeconfig``: a cluster that went away.
+
+    The value goes in as a secret in plaintext, as ``pulumi stack export --show-secrets`` writes one;
+    the import encrypts it.
+    """
+    exported = stack.export_stack()
+    deployment = exported.deployment
+    secret = {SECRET_SIG_KEY: SECRET_SIG, "plaintext": json.dumps(kubeconfig)}
+    for resource in deployment["resources"]:
+        if resource["type"] == "pulumi:providers:kubernetes":
+            for side in ("inputs", "outputs"):
+                if "kubeconfig" in resource.get(side, {}):
+                    resource[side]["kubeconfig"] = secret
+    stack.import_stack(auto.Deployment(version=exported.version, deployment=deployment))
+
+
+def test_drift_all_shows_both_layers_and_an_unreachable_cluster_stops_no_other_stack(
+    local_stack: LocalStack, second_stack: str, cluster: LocalCluster
+) -> None:
+    up("local", options=local_stack.options)
+    up(second_stack, options=local_stack.options)
+    gone = cluster.kubeconfig.replace(cluster.server, f"https://127.0.0.1:{free_port()}")
+    assert gone != cluster.kubeconfig
+    target = auto.Stack.select(
+        second_stack, auto.LocalWorkspace(work_dir=str(local_stack.root), env_vars=local_stack.env)
+    )
+    _point_provider_at(target, gone)
+    try:
+        # The GitOps layer alone: the unreachable cluster is that layer's error, with the reason.
+        gitops = _cli(local_stack, "drift", "--all", "--layers", "gitops", "--json")
+        # Both layers: the provider cannot refresh the target's Kubernetes objects either.
+        both = _cli(local_stack, "drift", "--all", "--json")
+        text = _cli(local_stack, "drift", "--all")
+    finally:
+        _point_provider_at(target, cluster.kubeconfig)  # so that the fixture's destroy reaches the cluster
+
+    assert gitops.exit_code == 2, gitops.output
+    by_stack = {entry["stack"]: entry for entry in json.loads(gitops.stdout)["stacks"]}
+    assert by_stack["local"]["report"]["gitops"]["healthy"] is True
+    layer = by_stack[second_stack]["report"]["gitops"]
+    assert layer["healthy"] is False and "127.0.0.1" in layer["error"] and "refused" in layer["error"], layer
+    assert layer["problems"] == [f"the cluster could not be read: {layer['error']}"]
+
+    assert both.exit_code == 1, both.output  # no drift anywhere, and one stack could not be checked
+    by_stack = {entry["stack"]: entry for entry in json.loads(both.stdout)["stacks"]}
+    assert set(by_stack) == {"local", second_stack}
+    local = by_stack["local"]
+    assert local["error"] is None and local["report"]["has_drift"] is False
+    assert local["report"]["gitops"]["healthy"] is True
+    assert "unreachable cluster" in by_stack[second_stack]["error"]["message"], by_stack[second_stack]
+    assert "local: no drift; gitops: healthy" in text.output, text.output
+    _no_credentials(local_stack, cluster, gitops.output + both.output + text.output)
