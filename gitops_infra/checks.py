@@ -98,11 +98,21 @@ _UNIT_SECONDS = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 GO_DURATION_HINT = "must be a Go duration such as 30s, 5m, 1m30s or 1h (units ms, s, m, h)"
 
 
+GO_MAX_DURATION_SECONDS = (2**63 - 1) / 1e9
+"""Go's longest ``time.Duration`` (int64 nanoseconds, about 2562047h): a longer one does not parse."""
+
+
+def _duration_seconds(text: str) -> float:
+    return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in _DURATION_PART.findall(text))
+
+
 def go_duration_problem(value: object) -> str | None:
-    """``None`` for a duration Flux's CRDs accept, else what was expected."""
-    if isinstance(value, str) and _DURATION.fullmatch(value):
-        return None
-    return GO_DURATION_HINT
+    """``None`` for a duration Flux's CRDs accept and Go can hold, else what was expected."""
+    if not isinstance(value, str) or not _DURATION.fullmatch(value):
+        return GO_DURATION_HINT
+    if _duration_seconds(value) > GO_MAX_DURATION_SECONDS:
+        return "must be at most 2562047h, the longest duration Go (and so Flux) can hold"
+    return None
 
 
 PROD_ENVIRONMENTS = ("prod", "production")
@@ -169,9 +179,8 @@ def format_duration(delta: timedelta) -> str:
 def parse_duration(text: str) -> timedelta:
     """Parse a duration Flux accepts (``1m30s``, ``5m``, ``1.5h``); raise ``ValueError`` otherwise."""
     if go_duration_problem(text) is not None:
-        raise ValueError(f"{text!r} is not a Go duration such as 1m30s, 5m or 60s")
-    seconds = sum(float(number) * _UNIT_SECONDS[unit] for number, unit in _DURATION_PART.findall(text))
-    return timedelta(seconds=seconds)
+        raise ValueError(f"{text!r} is not a Go duration such as 1m30s, 5m or 60s, of at most 2562047h")
+    return timedelta(seconds=_duration_seconds(text))
 
 
 # -- networks ------------------------------------------------------------------------------------------

@@ -186,8 +186,8 @@ def _checked_age(_ctx: click.Context, _param: click.Parameter, value: str | None
         return None
     try:
         age = parse_duration(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a duration such as 30m, 24h or 1h30m") from None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
     if age <= timedelta(0):
         raise click.BadParameter(f"{value!r} is not a positive duration")
     return age

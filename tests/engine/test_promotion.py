@@ -145,16 +145,18 @@ def test_cli_promote_and_the_guard(repo: FixtureRepo, tmp_path: Path) -> None:
     assert code == EXIT_ERROR and document["error"]["type"] == "UsageError"  # type: ignore[index]
 
     up("dev", options=repo.options)
-    code, document = cli("promote", "dev", "prod", "--yes", "--max-age", "1h", "--require-no-drift")
-    assert code == EXIT_OK and document["commit"] == head and document["stack"] == "prod"
-    evidence = document["evidence"]
-    assert evidence["commit"] == head and evidence["drift"] is False and evidence["max_age_seconds"] == 3600  # type: ignore[index]
+    # Markdown first, while the promotion changes things: no progress line comes before the document.
     markdown = CliRunner(env=repo.env).invoke(
         main, ["promote", "dev", "prod", "--yes", "--format", "markdown", "--cwd", str(repo.root)]
     )
     assert markdown.exit_code == EXIT_OK, markdown.output
-    assert markdown.stdout.startswith(f"### Promoted `{head[:12]}` to `prod`")
+    assert markdown.stdout.startswith(f"### Promoted `{head[:12]}` to `prod`"), markdown.stdout
+    assert "| create |" in markdown.stdout, markdown.stdout
     assert "| source | `dev` |" in markdown.stdout and f"| commit | `{head}` |" in markdown.stdout
+    code, document = cli("promote", "dev", "prod", "--yes", "--max-age", "1h", "--require-no-drift")
+    assert code == EXIT_OK and document["commit"] == head and document["stack"] == "prod"
+    evidence = document["evidence"]
+    assert evidence["commit"] == head and evidence["drift"] is False and evidence["max_age_seconds"] == 3600  # type: ignore[index]
     code, document = cli("promote", "dev", "prod")  # no --yes and no terminal
     assert code == EXIT_ERROR and document["error"]["type"] == "UsageError"  # type: ignore[index]
 

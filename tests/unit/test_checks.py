@@ -81,12 +81,28 @@ def test_the_duration_rule_is_the_crds_own_pattern() -> None:
 )
 def test_config_args_and_policy_agree_with_the_crd_on_a_duration(duration: str, crd_accepts: bool) -> None:
     assert (re.fullmatch(FLUX_CRD_DURATION, duration) is not None) is crd_accepts
+    _all_agree(duration, crd_accepts)
+
+
+def _all_agree(duration: str, accepted: bool) -> None:
     verdicts = {
         "config": _config_accepts("flux", "interval", duration),
         "args": _flux_args_accept(interval=duration),
         "policy": _policy_accepts(duration),
     }
-    assert verdicts == dict.fromkeys(verdicts, crd_accepts)
+    assert verdicts == dict.fromkeys(verdicts, accepted)
+
+
+@pytest.mark.parametrize(
+    ("duration", "go_holds"), [("2562047h", True), ("2562048h", False), ("9" * 40 + "h", False)]
+)
+def test_a_duration_longer_than_go_can_hold_is_refused_everywhere_not_a_crash(
+    duration: str, go_holds: bool
+) -> None:
+    # The CRD pattern takes it, and Flux's Go controller cannot parse it: it was an OverflowError here.
+    assert re.fullmatch(FLUX_CRD_DURATION, duration)
+    _all_agree(duration, go_holds)
+    assert (checks.go_duration_problem(duration) is None) is go_holds
 
 
 @pytest.mark.parametrize(

@@ -270,26 +270,41 @@ def test_certificate_data_goes_to_private_files_that_the_read_removes(tmp_path: 
     assert config["users"][0]["user"]["client-key-data"]  # the caller's copy is untouched
 
 
-def _kubeconfig_to(port: int, token: str) -> str:
+def _kubeconfig_to(port: int, token: str, key: bytes = b"a key") -> str:
     return (
         "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
         f"clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n"
         f"    certificate-authority-data: {b64encode(b'not a CA').decode()}\n"
         f"users:\n- name: u\n  user:\n    token: {token}\n"
+        f"    client-key-data: {b64encode(key).decode()}\n"
         "contexts:\n- name: c\n  context: {cluster: c, user: u}\n"
     )
+
+
+def _holding(needle: bytes) -> set[Path]:
+    """Every file in the temp directory, a level deep, that holds ``needle``."""
+    found = set()
+    for path in [*Path(tempfile.gettempdir()).glob("*"), *Path(tempfile.gettempdir()).glob("*/*")]:
+        try:
+            if path.is_file() and path.stat().st_size < 1_000_000 and needle in path.read_bytes():
+                found.add(path)
+        except OSError:
+            continue
+    return found
 
 
 def test_a_cluster_that_cannot_be_reached_is_the_layer_s_error_with_no_credential_and_no_file_left() -> None:
     from gitops_infra.local import free_port
 
     token = "t0ken-that-must-never-be-printed"
-    before = set(Path(tempfile.gettempdir()).glob("gitops-infra-kube-*"))
-    report = gitops_of(_state(_kubeconfig_to(free_port(), token)))
+    # A key of this test's own: the Kubernetes client, left to itself, writes key data to temp files it
+    # removes only at exit (reused by content, so an earlier client's key would hide them).
+    key = f"-----BEGIN EC PRIVATE KEY-----\n{os.urandom(16).hex()}\n-----END EC PRIVATE KEY-----\n".encode()
+    report = gitops_of(_state(_kubeconfig_to(free_port(), token, key)))
     assert report is not None and report.error is not None and not report.healthy
     assert "refused" in report.error.lower() and "127.0.0.1" in report.error, report.error
     assert token not in json.dumps(to_jsonable(report))
-    assert set(Path(tempfile.gettempdir()).glob("gitops-infra-kube-*")) == before
+    assert _holding(key) == set()
 
 
 def test_an_api_error_says_the_status_and_the_server_s_message_and_scrubs_credentials() -> None:
@@ -368,7 +383,11 @@ def test_layers_are_parsed_and_a_bad_one_is_named() -> None:
 
 
 def test_a_promotion_s_max_age_must_be_a_positive_duration() -> None:
-    for bad, said in (("soon", "not a duration"), ("0s", "not a positive duration")):
+    for bad, said in (
+        ("soon", "not a Go duration"),
+        ("0s", "not a positive duration"),
+        ("9" * 40 + "h", "2562047h"),
+    ):
         result = CliRunner().invoke(main, ["promote", "dev", "prod", "--max-age", bad, "--yes"])
         assert result.exit_code == 1 and said in result.output, result.output
 
