@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import tempfile
+import threading
 from base64 import b64decode
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -277,12 +279,43 @@ def _connected(access: _Access) -> Iterator[_Cluster]:
             api.close()  # type: ignore[no-untyped-call]
 
 
-def _why(exc: BaseException, secrets: list[str]) -> str:
+class _Recorded(logging.Handler):
+    """What the Kubernetes client logs on the root logger from this thread (its exec plugin's failure)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.thread = threading.get_ident()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread == self.thread and record.name == "root":
+            self.messages.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def _client_log() -> Iterator[list[str]]:
+    """Keep the client's log out of the terminal while it reads, and hand its messages to the error.
+
+    It logs a failed exec plugin with ``logging.error`` on the root logger, which, with no handler there,
+    configures logging for the whole process and prints it (and every retry warning of urllib3 after it).
+    """
+    handler = _Recorded()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        root.removeHandler(handler)
+
+
+def _why(exc: BaseException | str, secrets: list[str]) -> str:
     """What went wrong reaching the cluster, in a line, with no credential in it."""
     from kubernetes.client.exceptions import ApiException
     from urllib3.exceptions import MaxRetryError
 
-    if isinstance(exc, ApiException):
+    if isinstance(exc, str):
+        text = exc
+    elif isinstance(exc, ApiException):
         try:
             detail = json.loads(exc.body or "{}").get("message") or ""
         except (ValueError, AttributeError):
@@ -466,24 +499,37 @@ def gitops_of(deployment: Mapping[str, Any], *, base: Path | None = None) -> Git
         return None
     access = replace(_access(deployment, str(provider_ref or "")), base=base)
     secrets = [access.kubeconfig] if access.kubeconfig else []
-    try:
-        secrets += _secret_strings(_kubeconfig(access))
-        with _connected(access) as cluster:
-            read: dict[tuple[str, str, str], Mapping[str, Any] | None] = {}
-            plural = {_SOURCE[1]: _SOURCE[2], _SYNC[1]: _SYNC[2]}
-            for item in made:
-                read[(item.kind, item.namespace, item.name)] = cluster.get(
-                    item.group, item.version, plural[item.kind], item.namespace, item.name
-                )
-            for item in made:
-                ref = item.source_ref
-                if ref is not None and ref[0] == _SOURCE[1] and ref not in read:
-                    read[ref] = cluster.get(_SOURCE[0], "v1", _SOURCE[2], ref[1], ref[2])
-            others = [
-                (kind, obj)
-                for group, version, kind, plural_name in _OTHERS
-                for obj in cluster.list(group, version, plural_name)
-            ]
-    except Exception as exc:
-        return GitOpsReport(error=_why(exc, secrets), checked_at=datetime.now(UTC))
+    with _client_log() as logged:
+        try:
+            secrets += _secret_strings(_kubeconfig(access))
+            read, others = _read(access, made)
+        except Exception as exc:  # any failure to read the cluster is this layer's answer, not a crash
+            # Why credentials failed (an exec plugin that is not installed) the client only logs.
+            said = [_why(exc, secrets), *(f"the client said: {_why(message, secrets)}" for message in logged)]
+            return GitOpsReport(error="; ".join(said), checked_at=datetime.now(UTC))
     return gitops_report(made, read, others, datetime.now(UTC))
+
+
+_Read = tuple[dict[tuple[str, str, str], Mapping[str, Any] | None], list[tuple[str, Mapping[str, Any]]]]
+
+
+def _read(access: _Access, made: Sequence[_Made]) -> _Read:
+    """The stack's Flux objects by (kind, namespace, name), ``None`` for one not there, and every other
+    Kustomization and HelmRelease with its kind."""
+    with _connected(access) as cluster:
+        read: dict[tuple[str, str, str], Mapping[str, Any] | None] = {}
+        plural = {_SOURCE[1]: _SOURCE[2], _SYNC[1]: _SYNC[2]}
+        for item in made:
+            read[(item.kind, item.namespace, item.name)] = cluster.get(
+                item.group, item.version, plural[item.kind], item.namespace, item.name
+            )
+        for item in made:
+            ref = item.source_ref
+            if ref is not None and ref[0] == _SOURCE[1] and ref not in read:
+                read[ref] = cluster.get(_SOURCE[0], "v1", _SOURCE[2], ref[1], ref[2])
+        others: list[tuple[str, Mapping[str, Any]]] = [
+            (kind, obj)
+            for group, version, kind, plural_name in _OTHERS
+            for obj in cluster.list(group, version, plural_name)
+        ]
+    return read, others

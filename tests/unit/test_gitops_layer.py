@@ -396,3 +396,30 @@ def test_a_flux_status_names_itself_as_flux_does() -> None:
     status = FluxStatus("HelmRelease", "apps", "podinfo", ready=None)
     assert status.shown == "HelmRelease apps/podinfo"
     assert status.problems == ("HelmRelease apps/podinfo is not Ready yet",)
+
+
+def test_a_credential_plugin_that_is_not_installed_is_named_and_nothing_else_is_printed(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    import logging
+
+    from gitops_infra.local import free_port
+
+    # What an EKS kubeconfig holds: `aws eks get-token`, here a command that does not exist.
+    kubeconfig = (
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        f"clusters:\n- name: c\n  cluster: {{server: 'https://127.0.0.1:{free_port()}'}}\n"
+        "contexts:\n- name: c\n  context: {cluster: c, user: u}\n"
+        "users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+        "      command: aws-cli-that-is-not-installed\n      args: [eks, get-token, --cluster-name, x]\n"
+    )
+    handlers = list(logging.getLogger().handlers)
+    report = gitops_of(_state(kubeconfig))
+    assert report is not None and report.error is not None
+    assert (
+        "the client said: [Errno 2] No such file or directory: 'aws-cli-that-is-not-installed'"
+        in report.error
+    )
+    captured = capfd.readouterr()
+    assert captured.out == captured.err == ""  # neither the client's log nor urllib3's retry warnings
+    assert logging.getLogger().handlers == handlers  # the process's logging is as it was
