@@ -35,6 +35,7 @@ from ._app import (
     to_json,
 )
 from ._markdown import Plain, code, details, table
+from ._text import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -151,11 +152,12 @@ def _print_gitops(
     out.print(indent + gitops_outcome(layer))
     if layer.healthy:
         for source in layer.sources:
-            out.print(f"{indent}  {source.shown} at {source.revision}")
+            out.print(f"{indent}  " + one_line(f"{source.shown} at {source.revision}"))
         for sync in layer.syncs:
-            out.print(f"{indent}  {sync.shown} applied {sync.applied_revision}")
+            out.print(f"{indent}  " + one_line(f"{sync.shown} applied {sync.applied_revision}"))
     for problem in layer.problems:
-        out.print(f"{indent}  {problem}")
+        # One line each: Flux's messages quote files from git, and a newline in one would forge a line.
+        out.print(f"{indent}  {one_line(problem)}")
 
 
 class _Stack(Protocol):
@@ -193,7 +195,7 @@ def _print_fleet_drift(out: Console, fleet: automation.FleetDrift) -> None:
             continue
         out.print(f"{name}: {_iac_outcome(report)}; {gitops_outcome(report.gitops)}")
         for problem in report.gitops.problems:
-            out.print(f"  {problem}")
+            out.print(f"  {one_line(problem)}")
     for cause in fleet.causes:
         change = f"{json.dumps(cause.recorded)} -> {json.dumps(cause.actual)}" if cause.path else "deleted"
         where = f"{cause.type} {cause.path}".rstrip()

@@ -35,6 +35,7 @@ from ._app import (
 )
 from ._fleet import gitops_markdown, namer
 from ._markdown import Plain, code, counts, details, table
+from ._text import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -253,9 +254,9 @@ def promote(
             out.print(f"  evidence: {'drifted' if evidence.drift else 'no drift'}")
         if evidence.gitops is not None:
             for source in evidence.gitops.sources:
-                out.print(f"  evidence: {source.shown} Ready at {source.revision}")
+                out.print("  evidence: " + one_line(f"{source.shown} Ready at {source.revision}"))
             for sync in evidence.gitops.syncs:
-                out.print(f"  evidence: {sync.shown} Ready, applied {sync.applied_revision}")
+                out.print("  evidence: " + one_line(f"{sync.shown} Ready, applied {sync.applied_revision}"))
 
     invocation.emit(result, human)
     return EXIT_OK

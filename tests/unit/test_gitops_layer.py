@@ -423,3 +423,30 @@ def test_a_credential_plugin_that_is_not_installed_is_named_and_nothing_else_is_
     captured = capfd.readouterr()
     assert captured.out == captured.err == ""  # neither the client's log nor urllib3's retry warnings
     assert logging.getLogger().handlers == handlers  # the process's logging is as it was
+
+
+def test_a_flux_message_on_a_terminal_is_one_line_and_forges_no_other() -> None:
+    import io
+
+    from gitops_infra.cli._console import CliConsole
+    from gitops_infra.cli._fleet import _print_fleet_drift, _print_gitops
+
+    # kustomize quotes the files it could not build, and those come from git: anyone who can push.
+    forged = "build failed\nprod: no drift; gitops: healthy\n\x1b[2Jwiped"
+    layer = GitOpsReport(
+        syncs=(GitOpsSync("Kustomization", "flux-system", "apps", ready=False, message=forged),)
+    )
+    out = io.StringIO()
+    console = CliConsole(file=out, highlight=False, markup=False, soft_wrap=True, width=200)
+    _print_gitops(console, layer)
+    _print_fleet_drift(
+        console, FleetDrift(stacks=(StackDrift(stack="dev", report=_drift(layer), project="p"),))
+    )
+    problem = "  Kustomization flux-system/apps is not Ready: build failed prod: no drift; gitops: healthy "
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "gitops: 1 problem(s)",
+        problem + "\\x1b[2Jwiped",
+        "dev: no drift; gitops: 1 problem(s)",
+        problem + "\\x1b[2Jwiped",
+    ]
