@@ -522,8 +522,14 @@ def test_ready_timeout_is_at_most_a_day(minimal: dict[str, Any]) -> None:
     minimal["flux"]["readyTimeout"] = "24h"
     assert load_config(minimal, stack="test").flux.ready_timeout == "24h"
     # Far beyond a day the provider's whole seconds overflow its clock, and `up` would not wait at all.
-    minimal["flux"]["readyTimeout"] = "99999999h"
+    minimal["flux"]["readyTimeout"] = "2562047h"
     assert "gitops-infra:flux.readyTimeout: must be at most 24h" in problems_of(minimal)
+    # Longer still, it is no duration Go can hold: that is said first.
+    minimal["flux"]["readyTimeout"] = "99999999h"
+    assert problems_of(minimal) == (
+        "gitops-infra:flux.readyTimeout: must be at most 2562047h, the longest duration Go (and so Flux) "
+        "can hold",
+    )
 
 
 def test_app_workloads_and_flux_need_namespaces_of_their_own(minimal: dict[str, Any]) -> None:
