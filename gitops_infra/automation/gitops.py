@@ -23,6 +23,7 @@ What Flux records decides what can be said:
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import os
@@ -33,7 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import yaml
 from pulumi import automation as auto
@@ -53,8 +54,16 @@ STALE_INTERVALS = 3
 REQUEST_TIMEOUT = (5.0, 20.0)
 """Connect and read timeouts of each request: an unreachable cluster is an error within seconds."""
 
-_SOURCE = ("source.toolkit.fluxcd.io", "GitRepository", "gitrepositories")
-_SYNC = ("kustomize.toolkit.fluxcd.io", "Kustomization", "kustomizations")
+
+class _Kind(NamedTuple):
+    group: str
+    kind: str
+    plural: str
+
+
+_SOURCE = _Kind("source.toolkit.fluxcd.io", "GitRepository", "gitrepositories")
+_SYNC = _Kind("kustomize.toolkit.fluxcd.io", "Kustomization", "kustomizations")
+_PLURALS = {_SOURCE.kind: _SOURCE.plural, _SYNC.kind: _SYNC.plural}
 _OTHERS = (
     ("kustomize.toolkit.fluxcd.io", "v1", "Kustomization", "kustomizations"),
     ("helm.toolkit.fluxcd.io", "v2", "HelmRelease", "helmreleases"),
@@ -102,7 +111,7 @@ def _flux_kind(type_token: str) -> tuple[str, str, str] | None:
         return None
     _, api_version, kind = type_token.split(":")
     group, _, version = api_version.partition("/")
-    if (group, kind) not in {(_SOURCE[0], _SOURCE[1]), (_SYNC[0], _SYNC[1])}:
+    if (group, kind) not in {(_SOURCE.group, _SOURCE.kind), (_SYNC.group, _SYNC.kind)}:
         return None
     return group, version, kind
 
@@ -118,7 +127,7 @@ def _made(resource: Mapping[str, Any]) -> _Made | None:
     if not isinstance(namespace, str) or not isinstance(name, str):
         return None
     ref = None
-    if kind == _SYNC[1]:
+    if kind == _SYNC.kind:
         source = (_plain(body.get("spec")) or {}).get("sourceRef") or {}
         ref = (
             str(source.get("kind", "")),
@@ -196,7 +205,7 @@ def _materialised(config: dict[str, Any], directory: Path) -> dict[str, Any]:
     The client would otherwise write them itself, to files it reuses across calls by content and removes
     only at exit; these are removed when the read ends.
     """
-    config = json.loads(json.dumps(config))
+    config = copy.deepcopy(config)
     counter = 0
     for section, body_key in (("clusters", "cluster"), ("users", "user")):
         for entry in config.get(section) or []:
@@ -254,20 +263,20 @@ class _Cluster:
 
 
 @contextlib.contextmanager
-def _connected(access: _Access) -> Iterator[_Cluster]:
+def _connected(kubeconfig: dict[str, Any] | None, context: str | None) -> Iterator[_Cluster]:
+    """A client for the cluster ``kubeconfig`` reaches (``None``: the ambient one), at ``context``."""
     from kubernetes import client, config
 
     configuration = client.Configuration()
     with tempfile.TemporaryDirectory(prefix="gitops-infra-kube-") as directory:
-        kubeconfig = _kubeconfig(access)
         if kubeconfig is None:
             config.load_kube_config(  # type: ignore[no-untyped-call]
-                context=access.context, client_configuration=configuration, persist_config=False
+                context=context, client_configuration=configuration, persist_config=False
             )
         else:
             config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
                 _materialised(kubeconfig, Path(directory)),
-                context=access.context,
+                context=context,
                 client_configuration=configuration,
                 persist_config=False,
             )
@@ -395,7 +404,7 @@ def _spec_written_at(obj: Mapping[str, Any]) -> datetime | None:
 
 
 def _source(obj: Mapping[str, Any], now: datetime) -> GitOpsSource:
-    base = _status(_SOURCE[1], obj)
+    base = _status(_SOURCE.kind, obj)
     status = obj.get("status") or {}
     artifact = status.get("artifact") or {}
     interval = (obj.get("spec") or {}).get("interval")
@@ -420,7 +429,7 @@ def _source(obj: Mapping[str, Any], now: datetime) -> GitOpsSource:
 
 
 def _sync(obj: Mapping[str, Any], source_revision: str | None) -> GitOpsSync:
-    base = _status(_SYNC[1], obj)
+    base = _status(_SYNC.kind, obj)
     return GitOpsSync(
         **asdict(base),
         applied_revision=(obj.get("status") or {}).get("lastAppliedRevision") or None,
@@ -439,14 +448,14 @@ def gitops_report(
     sources: list[GitOpsSource | FluxStatus] = []
     revisions: dict[tuple[str, str, str], str | None] = {}
     for key, obj in read.items():
-        if key[0] == _SOURCE[1] and obj is not None:
+        if key[0] == _SOURCE.kind and obj is not None:
             revisions[key] = ((obj.get("status") or {}).get("artifact") or {}).get("revision")
     syncs: list[GitOpsSync | FluxStatus] = []
     for item in made:
         obj = read.get((item.kind, item.namespace, item.name))
         if obj is None:
-            (sources if item.kind == _SOURCE[1] else syncs).append(_absent(item))
-        elif item.kind == _SOURCE[1]:
+            (sources if item.kind == _SOURCE.kind else syncs).append(_absent(item))
+        elif item.kind == _SOURCE.kind:
             sources.append(_source(obj, now))
         else:
             syncs.append(_sync(obj, revisions.get(item.source_ref) if item.source_ref else None))
@@ -501,8 +510,9 @@ def gitops_of(deployment: Mapping[str, Any], *, base: Path | None = None) -> Git
     secrets = [access.kubeconfig] if access.kubeconfig else []
     with _client_log() as logged:
         try:
-            secrets += _secret_strings(_kubeconfig(access))
-            read, others = _read(access, made)
+            kubeconfig = _kubeconfig(access)
+            secrets += _secret_strings(kubeconfig)
+            read, others = _read(kubeconfig, access.context, made)
         except Exception as exc:  # any failure to read the cluster is this layer's answer, not a crash
             # Why credentials failed (an exec plugin that is not installed) the client only logs.
             said = [_why(exc, secrets), *(f"the client said: {_why(message, secrets)}" for message in logged)]
@@ -513,20 +523,19 @@ def gitops_of(deployment: Mapping[str, Any], *, base: Path | None = None) -> Git
 _Read = tuple[dict[tuple[str, str, str], Mapping[str, Any] | None], list[tuple[str, Mapping[str, Any]]]]
 
 
-def _read(access: _Access, made: Sequence[_Made]) -> _Read:
+def _read(kubeconfig: dict[str, Any] | None, context: str | None, made: Sequence[_Made]) -> _Read:
     """The stack's Flux objects by (kind, namespace, name), ``None`` for one not there, and every other
     Kustomization and HelmRelease with its kind."""
-    with _connected(access) as cluster:
+    with _connected(kubeconfig, context) as cluster:
         read: dict[tuple[str, str, str], Mapping[str, Any] | None] = {}
-        plural = {_SOURCE[1]: _SOURCE[2], _SYNC[1]: _SYNC[2]}
         for item in made:
             read[(item.kind, item.namespace, item.name)] = cluster.get(
-                item.group, item.version, plural[item.kind], item.namespace, item.name
+                item.group, item.version, _PLURALS[item.kind], item.namespace, item.name
             )
         for item in made:
             ref = item.source_ref
-            if ref is not None and ref[0] == _SOURCE[1] and ref not in read:
-                read[ref] = cluster.get(_SOURCE[0], "v1", _SOURCE[2], ref[1], ref[2])
+            if ref is not None and ref[0] == _SOURCE.kind and ref not in read:
+                read[ref] = cluster.get(_SOURCE.group, "v1", _SOURCE.plural, ref[1], ref[2])
         others: list[tuple[str, Mapping[str, Any]]] = [
             (kind, obj)
             for group, version, kind, plural_name in _OTHERS

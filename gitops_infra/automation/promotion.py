@@ -162,17 +162,17 @@ def _promoted(target: StackTarget) -> Deployment:
 
 
 def _evidence(
-    source: str,
+    from_target: StackTarget,
     options: StackOptions | None,
     deployment: Deployment,
     *,
     require_no_drift: bool,
     require_healthy: bool,
     max_age: timedelta | None,
-    from_target: StackTarget,
 ) -> PromotionEvidence:
     """Check the source as asked, cheapest first; ``PromotionError`` naming the first check that fails."""
     assert deployment.commit is not None  # _promoted guarantees it
+    source = from_target.stack
     sha = deployment.commit
     ended = deployment.end_time or deployment.start_time
     # The engine's history gives UTC without a zone (as `pulumi stack history` shows it).
@@ -258,13 +258,12 @@ def promote(
     )
     deployment = _promoted(from_target)
     evidence = _evidence(
-        source,
+        from_target,
         options,
         deployment,
         require_no_drift=require_no_drift,
         require_healthy=require_healthy,
         max_age=max_age,
-        from_target=from_target,
     )
     sha = evidence.commit
     label = f"promote {sha[:12]} from {source} (version {deployment.version})"

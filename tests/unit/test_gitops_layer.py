@@ -43,6 +43,7 @@ from gitops_infra.automation.results import FluxStatus, to_jsonable
 from gitops_infra.cli import main
 from gitops_infra.cli._fleet import drift_exit, fleet_drift_exit
 from gitops_infra.errors import ArgumentError
+from gitops_infra.local import DeployKeyPair
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 REVISION = "main@sha1:" + "a" * 40
@@ -258,7 +259,7 @@ def test_a_kubeconfig_is_text_or_a_path_and_a_broken_one_is_named_without_its_co
 
 
 def test_certificate_data_goes_to_private_files_that_the_read_removes(tmp_path: Path) -> None:
-    key = b"-----BEGIN EC PRIVATE KEY-----\nnot really\n-----END EC PRIVATE KEY-----\n"
+    key = DeployKeyPair.generate().private_key.encode()  # generated here: no key material in the repository
     config = {
         "clusters": [{"name": "c", "cluster": {"server": "https://x", "certificate-authority-data": "Y2E="}}],
         "users": [{"name": "u", "user": {"client-key-data": b64encode(key).decode()}}],
@@ -299,7 +300,7 @@ def test_a_cluster_that_cannot_be_reached_is_the_layer_s_error_with_no_credentia
     token = "t0ken-that-must-never-be-printed"
     # A key of this test's own: the Kubernetes client, left to itself, writes key data to temp files it
     # removes only at exit (reused by content, so an earlier client's key would hide them).
-    key = f"-----BEGIN EC PRIVATE KEY-----\n{os.urandom(16).hex()}\n-----END EC PRIVATE KEY-----\n".encode()
+    key = DeployKeyPair.generate().private_key.encode()
     report = gitops_of(_state(_kubeconfig_to(free_port(), token, key)))
     assert report is not None and report.error is not None and not report.healthy
     assert "refused" in report.error.lower() and "127.0.0.1" in report.error, report.error
