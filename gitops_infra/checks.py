@@ -531,6 +531,74 @@ def ssh_url_problem(value: object) -> str | None:
     )
 
 
+HTTPS_URL_PATTERN = r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?/\S+$"
+"""``https://host[:port]/path``: how a GitRepository names a repository it clones as a GitHub App."""
+_HTTPS_URL = re.compile(HTTPS_URL_PATTERN)
+
+
+def https_url_problem(value: object) -> str | None:
+    """``None`` for an ``https://`` URL with a path (``https://github.com/org/fleet``)."""
+    return _pattern_problem(
+        _HTTPS_URL, value, "must be an https:// URL, such as https://github.com/org/fleet"
+    )
+
+
+def git_url_problem(value: object) -> str | None:
+    """``None`` for a URL a GitRepository clones: ``ssh://`` (a deploy key) or ``https://`` (a GitHub App)."""
+    if ssh_url_problem(value) is None or https_url_problem(value) is None:
+        return None
+    return (
+        "must be an ssh:// URL such as ssh://git@git.example.com/org/fleet.git, or an https:// URL "
+        "such as https://github.com/org/fleet for GitHub App auth"
+    )
+
+
+def git_auth_url_problem(url: str, github_app: bool) -> str | None:
+    """``None`` when ``url``'s scheme is the one its auth speaks: SSH for a deploy key, HTTPS for an App.
+
+    Flux would take either and fail at the first fetch (a key offered over HTTPS, an App token over SSH).
+    """
+    if github_app and not url.startswith("https://"):
+        return (
+            "GitHub App auth fetches over HTTPS: use https://github.com/<owner>/<repository> "
+            "(an ssh:// URL needs a deploy key)"
+        )
+    if not github_app and not url.startswith("ssh://"):
+        return (
+            "a deploy key authenticates over SSH: use ssh://git@<host>/<owner>/<repository>, or "
+            "GitHub App auth for an https:// URL"
+        )
+    return None
+
+
+GIT_PROVIDERS = ("github",)
+"""The GitRepository ``spec.provider`` values the platform writes (``generic``, Flux's default, is none)."""
+
+
+def git_provider_problem(value: object) -> str | None:
+    """``None`` for a GitRepository provider the platform sets up the auth of."""
+    return None if value in GIT_PROVIDERS else f"must be one of {', '.join(GIT_PROVIDERS)}, or unset"
+
+
+RECONCILE_REQUEST_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
+_RECONCILE_REQUEST = re.compile(RECONCILE_REQUEST_PATTERN)
+
+
+def reconcile_request_problem(value: object) -> str | None:
+    """``None`` for a ``reconcile.fluxcd.io/requestedAt`` value ``up`` can wait on: the provider's
+    ``jsonpath={...}=value`` splits on ``=``, so the value holds none."""
+    return _pattern_problem(
+        _RECONCILE_REQUEST, value, "must be 1-128 letters, digits, '.', '_' or '-' (such as a digest)"
+    )
+
+
+def github_id_problem(value: object) -> str | None:
+    """``None`` for a GitHub App's or installation's numeric ID (``123456``)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63:
+        return None
+    return "must be a positive whole number (GitHub shows it on the App's settings page)"
+
+
 def repository_name_problem(value: object) -> str | None:
     """``None`` for a repository's name on GitHub, without its owner (``fleet``)."""
     if isinstance(value, str) and "/" in value:

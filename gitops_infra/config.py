@@ -4,11 +4,12 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
 
     gitops-infra:environment   Environment      (the contract written into the ``environment`` ConfigMap)
     gitops-infra:cluster       ClusterSpec    (EKS: version, network, endpoint access, node groups)
-    gitops-infra:git           GitSpec        (the fleet repository and its deploy key)
+    gitops-infra:git           GitSpec        (the fleet repository, and Flux's deploy key or GitHub App)
+    gitops-infra:github        GitHubSpec, optional (how the GitHub provider authenticates: appAuth)
     gitops-infra:flux          FluxSpec       (controllers, sync settings, SOPS, notifications)
     gitops-infra:tags          Mapping[str, str] (AWS tags on everything that takes them)
     gitops-infra:fleet         FleetSpec, optional (wave, labels, role: read by ``gitops-infra fleet``)
-    gitops-infra:githubToken   secret, optional (else the GitHub provider reads GITHUB_TOKEN)
+    gitops-infra:githubToken   secret, optional (else github.appAuth, else GITHUB_TOKEN)
     gitops-infra:sopsAgeKey    secret, required when ``flux.sops`` is true
     gitops-infra:notificationWebhook  secret, the address ``flux.notifications`` posts to
     aws:profile                the AWS profile, kept in the kubeconfig the platform deploys through
@@ -84,6 +85,9 @@ __all__ = [
     "EndpointSpec",
     "ExistingVpcSpec",
     "FluxSpec",
+    "GitHubAppAuthSpec",
+    "GitHubAppSpec",
+    "GitHubSpec",
     "GitSpec",
     "HealthCheckSpec",
     "NetworkSpec",
@@ -104,8 +108,8 @@ __all__ = [
 PROJECT = "gitops-infra"
 """The config namespace: keys are ``gitops-infra:<key>``."""
 
-SECTIONS = ("environment", "cluster", "git", "flux", "tags")
-OPTIONAL_SECTIONS = ("flux",)
+SECTIONS = ("environment", "cluster", "git", "flux", "tags", "github")
+OPTIONAL_SECTIONS = ("flux", "github")
 _UNREADABLE = object()
 GITHUB_TOKEN_KEY = "githubToken"
 SOPS_AGE_KEY_KEY = "sopsAgeKey"
@@ -157,7 +161,9 @@ DnsLabel = Annotated[str, _gate(checks.dns_label_problem)]
 Duration = Annotated[str, _gate(checks.go_duration_problem)]
 Cidr = Annotated[str, _gate(checks.ipv4_cidr_problem)]
 AvailabilityZone = Annotated[str, _gate(checks.availability_zone_problem)]
-SshUrl = Annotated[str, _gate(checks.ssh_url_problem)]
+GitUrl = Annotated[str, _gate(checks.git_url_problem)]
+HttpsUrl = Annotated[str, _gate(checks.https_url_problem)]
+GitHubId = Annotated[StrictInt, _gate(checks.github_id_problem)]
 RepositoryName = Annotated[str, _gate(checks.repository_name_problem)]
 KnownHosts = Annotated[str, _gate(checks.known_hosts_problem)]
 
@@ -358,6 +364,18 @@ class DeployKeySpec(_Model):
         return self
 
 
+class GitHubAppSpec(_Model):
+    """Flux fetches as a GitHub App instead of with a deploy key: ``appId``, ``installationId``, and
+    ``privateKey`` naming the secret config key that holds the App's PEM. ``baseUrl`` is the API of a
+    GitHub Enterprise Server (``https://<host>/api/v3``); github.com's is the default.
+    """
+
+    app_id: GitHubId
+    installation_id: GitHubId
+    private_key: SecretKeyName
+    base_url: HttpsUrl | None = None
+
+
 class CreateRepositorySpec(_Model):
     """Create the fleet repository on GitHub (kept on ``destroy``), with this visibility."""
 
@@ -365,17 +383,21 @@ class CreateRepositorySpec(_Model):
 
 
 class GitSpec(_Model):
-    """The fleet repository Flux syncs from: ``owner``/``repository`` on GitHub, or any SSH ``url``.
+    """The fleet repository Flux syncs from: ``owner``/``repository`` on GitHub, or any ``url``.
 
-    ``url`` needs ``knownHosts`` unless its host is github.com, and a key GitHub does not hold needs
-    ``deployKey.existing``: a deploy key is generated and registered on GitHub only. ``scaffold`` and
-    ``createRepository`` act on the GitHub repository, so they need ``owner`` and ``repository``.
+    Flux authenticates with a deploy key over SSH (the default), or as a GitHub App over HTTPS
+    (``githubApp``, which excludes ``deployKey``). An SSH ``url`` needs ``knownHosts`` unless its host
+    is github.com, and a key GitHub does not hold needs ``deployKey.existing``: a deploy key is generated
+    and registered on GitHub only. ``scaffold`` and ``createRepository`` act on the GitHub repository, so
+    they need ``owner`` and ``repository``.
     """
 
-    # url, knownHosts and deployKey come first: whether owner and repository are needed depends on them.
-    url: SshUrl | None = None
+    # url, knownHosts, deployKey and githubApp come first: whether owner and repository are needed
+    # depends on them.
+    url: GitUrl | None = None
     known_hosts: Annotated[KnownHosts | None, Field(validate_default=True)] = None
     deploy_key: DeployKeySpec = DeployKeySpec()
+    github_app: GitHubAppSpec | None = None
     owner: Annotated[str | None, Field(pattern=_GITHUB_OWNER, validate_default=True)] = None
     repository: Annotated[RepositoryName | None, Field(validate_default=True)] = None
     branch: Annotated[str, _gate(checks.branch_problem)] = checks.DEFAULT_BRANCH
@@ -387,6 +409,8 @@ class GitSpec(_Model):
     @classmethod
     def _host_keys_to_trust(cls, value: str | None, info: ValidationInfo) -> str | None:
         url = info.data.get("url")
+        if url is not None and checks.ssh_url_problem(url) is not None:
+            return value  # not SSH: the model's check says what goes with an https:// URL
         if value is None and url is not None and checks.ssh_url_host(url)[0] != GITHUB_HOST:
             raise ValueError("required for a git host other than github.com (its SSH host keys)")
         problem = None if value is None or url is None else checks.known_hosts_for_url_problem(value, url)
@@ -401,7 +425,7 @@ class GitSpec(_Model):
             return value
         if info.data.get("url") is None:
             raise ValueError("required (or url, for a repository on another SSH git host)")
-        if info.data["deploy_key"].existing is None:
+        if info.data["deploy_key"].existing is None and info.data.get("github_app") is None:
             raise ValueError(
                 "required to register the generated deploy key on GitHub; for another git host, "
                 "register a key yourself and set deployKey.existing"
@@ -415,6 +439,25 @@ class GitSpec(_Model):
         if problem is not None:
             raise ValueError(problem)
         return value
+
+    @model_validator(mode="after")
+    def _one_auth_and_its_url(self) -> GitSpec:
+        if self.github_app is None:
+            problem = None if self.url is None else checks.git_auth_url_problem(self.url, github_app=False)
+            if problem is not None:
+                raise ValueError(f"url: {problem}; or set githubApp")
+            return self
+        if "deploy_key" in self.model_fields_set:
+            raise ValueError(
+                "githubApp and deployKey: Flux authenticates with one of them; remove deployKey to "
+                "fetch as the App (the old deploy key and its Secret are deleted once the App works)"
+            )
+        if self.known_hosts is not None:
+            raise ValueError("knownHosts: not used with githubApp, which fetches over HTTPS; remove it")
+        problem = None if self.url is None else checks.git_auth_url_problem(self.url, github_app=True)
+        if problem is not None:
+            raise ValueError(f"url: {problem}")
+        return self
 
     @model_validator(mode="after")
     def _github_for_repository_changes(self) -> GitSpec:
@@ -433,13 +476,42 @@ class GitSpec(_Model):
         return self.scaffold or self.create_repository is not None
 
     @property
-    def ssh_url(self) -> str:
-        """The URL Flux clones: ``url``, else GitHub's in the ``ssh://`` form Flux's bootstrap writes."""
-        return self.url or f"ssh://git@{GITHUB_HOST}/{self.owner}/{self.repository}"
+    def registers_deploy_key(self) -> bool:
+        """True when the stack makes a deploy key and registers it on GitHub."""
+        return self.github_app is None and self.deploy_key.existing is None
+
+    @property
+    def sync_url(self) -> str:
+        """The URL Flux clones: ``url``, else GitHub's: ``https://`` for an App, else the ``ssh://`` form
+        Flux's bootstrap writes."""
+        if self.url is not None:
+            return self.url
+        if self.github_app is not None:
+            return f"https://{GITHUB_HOST}/{self.owner}/{self.repository}"
+        return f"ssh://git@{GITHUB_HOST}/{self.owner}/{self.repository}"
 
     def sync_path(self, environment: str) -> str:
         """The path Flux syncs: ``path`` if set, else ``clusters/<environment>``."""
         return self.path if self.path is not None else f"clusters/{environment}"
+
+
+# -- github --------------------------------------------------------------------------------------------
+
+
+class GitHubAppAuthSpec(_Model):
+    """The GitHub provider authenticates as a GitHub App installation: ``id``, ``installationId``, and
+    ``pemFile`` naming the secret config key that holds the App's PEM (the provider's ``appAuth``)."""
+
+    id: GitHubId
+    installation_id: GitHubId
+    pem_file: SecretKeyName
+
+
+class GitHubSpec(_Model):
+    """How the GitHub provider authenticates, when the stack makes anything on GitHub: ``appAuth``, or
+    a personal token (``githubToken``, else ``GITHUB_TOKEN``) when unset."""
+
+    app_auth: GitHubAppAuthSpec | None = None
 
 
 # -- flux ----------------------------------------------------------------------------------------------
@@ -590,6 +662,10 @@ class StackSecrets:
     """An existing cluster's kubeconfig (the key ``cluster.existing.kubeconfig`` names)."""
     deploy_private_key: pulumi.Output[str] | None = field(default=None, repr=False)
     """An existing deploy key's private half (the key ``git.deployKey.existing.privateKey`` names)."""
+    github_app_private_key: pulumi.Output[str] | None = field(default=None, repr=False)
+    """Flux's GitHub App's PEM (the key ``git.githubApp.privateKey`` names)."""
+    github_app_pem: pulumi.Output[str] | None = field(default=None, repr=False)
+    """The GitHub provider's App's PEM (the key ``github.appAuth.pemFile`` names)."""
 
 
 @dataclass(frozen=True)
@@ -602,6 +678,7 @@ class StackConfig:
     git: GitSpec
     flux: FluxSpec
     tags: Mapping[str, str]
+    github: GitHubSpec = field(default_factory=GitHubSpec)
     secrets: StackSecrets = StackSecrets()
     aws_profile: str | None = None
     """``aws:profile``: the deploying runner's AWS profile, which the platform's kubeconfig must keep."""
@@ -632,6 +709,7 @@ _SECTION_MODELS: dict[str, type[BaseModel]] = {
     "cluster": ClusterSpec,
     "git": GitSpec,
     "flux": FluxSpec,
+    "github": GitHubSpec,
 }
 
 
@@ -801,7 +879,8 @@ def _build(
     cluster: ClusterSpec | ExistingClusterSpec | None = sections["cluster"]
     git: GitSpec | None = sections["git"]
     flux: FluxSpec | None = sections["flux"]
-    named = _named_secret_keys(cluster, git)
+    github: GitHubSpec | None = sections["github"]
+    named = _named_secret_keys(cluster, git, github)
     # Read loosely too, so that a key an invalid section names is not also reported as unknown.
     known = {*SECTIONS, FLEET_SECTION, *SECRET_KEYS, *named.values(), *named_secret_keys(values)}
     problems.extend(fleet_spec(values.get(FLEET_SECTION))[1])
@@ -809,6 +888,12 @@ def _build(
     secrets = given or _read_secrets(read_secret, named, problems)
     if flux is not None:
         problems.extend(_flux_secret_problems(flux, secrets))
+    if github is not None and github.app_auth is not None and secrets.github_token is not None:
+        problems.append(
+            f"{PROJECT}:github.appAuth: the GitHub provider authenticates as the App or with "
+            f"{PROJECT}:{GITHUB_TOKEN_KEY}, not both: unset that secret "
+            f"(pulumi config rm {GITHUB_TOKEN_KEY}) or remove appAuth"
+        )
     if isinstance(cluster, ClusterSpec) and flux is not None:
         problems.extend(_kubernetes_floor_problems(cluster, flux))
     if isinstance(cluster, ClusterSpec) and cluster.admins and (cluster.creator or aws_role_arn) is None:
@@ -834,15 +919,21 @@ def _build(
 
 _KUBECONFIG_AT = "cluster.existing.kubeconfig"
 _PRIVATE_KEY_AT = "git.deployKey.existing.privateKey"
+_APP_KEY_AT = "git.githubApp.privateKey"
+_PROVIDER_APP_KEY_AT = "github.appAuth.pemFile"
 
 
-def _named_secret_keys(cluster: Any, git: GitSpec | None) -> dict[str, str]:
+def _named_secret_keys(cluster: Any, git: GitSpec | None, github: GitHubSpec | None) -> dict[str, str]:
     """The secret keys the config names, by where it names them (``cluster.existing.kubeconfig``...)."""
     named: dict[str, str] = {}
     if isinstance(cluster, ExistingClusterSpec):
         named[_KUBECONFIG_AT] = cluster.existing.kubeconfig
     if git is not None and git.deploy_key.existing is not None:
         named[_PRIVATE_KEY_AT] = git.deploy_key.existing.private_key
+    if git is not None and git.github_app is not None:
+        named[_APP_KEY_AT] = git.github_app.private_key
+    if github is not None and github.app_auth is not None:
+        named[_PROVIDER_APP_KEY_AT] = github.app_auth.pem_file
     return named
 
 
@@ -855,13 +946,27 @@ def _read_secrets(
                 f"{PROJECT}:{where}: names the secret {PROJECT}:{key}, which is not set "
                 f"(pulumi config set --secret {key} ...)"
             )
+
+    def read_named(where: str) -> pulumi.Output[str] | None:
+        return read_secret(named[where]) if where in named else None
+
     return StackSecrets(
         github_token=read_secret(GITHUB_TOKEN_KEY),
         sops_age_key=read_secret(SOPS_AGE_KEY_KEY),
         notification_webhook=read_secret(NOTIFICATION_WEBHOOK_KEY),
-        kubeconfig=read_secret(named[_KUBECONFIG_AT]) if _KUBECONFIG_AT in named else None,
-        deploy_private_key=read_secret(named[_PRIVATE_KEY_AT]) if _PRIVATE_KEY_AT in named else None,
+        kubeconfig=read_named(_KUBECONFIG_AT),
+        deploy_private_key=read_named(_PRIVATE_KEY_AT),
+        github_app_private_key=read_named(_APP_KEY_AT),
+        github_app_pem=read_named(_PROVIDER_APP_KEY_AT),
     )
+
+
+def _loosely(raw: Mapping[str, Any], section: str, *path: str) -> Any:
+    """The value at ``section.path`` of a config not validated yet, or ``None``."""
+    value: Any = raw.get(f"{PROJECT}:{section}", raw.get(section))
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
 
 
 def named_secret_keys(raw: Mapping[str, Any]) -> tuple[str, ...]:
@@ -869,16 +974,11 @@ def named_secret_keys(raw: Mapping[str, Any]) -> tuple[str, ...]:
 
     Read loosely, from a config not validated yet: the offline plan plans each with a placeholder.
     """
-
-    def loosely(section: str, *path: str) -> Any:
-        value: Any = raw.get(f"{PROJECT}:{section}", raw.get(section))
-        for key in path:
-            value = value.get(key) if isinstance(value, Mapping) else None
-        return value
-
     found = (
-        loosely("cluster", "existing", "kubeconfig"),
-        loosely("git", "deployKey", "existing", "privateKey"),
+        _loosely(raw, "cluster", "existing", "kubeconfig"),
+        _loosely(raw, "git", "deployKey", "existing", "privateKey"),
+        _loosely(raw, "git", "githubApp", "privateKey"),
+        _loosely(raw, "github", "appAuth", "pemFile"),
     )
     return tuple(key for key in found if isinstance(key, str))
 
@@ -986,7 +1086,10 @@ def plan_config(raw: Mapping[str, Any], project: str, stack: str) -> Mapping[str
     if project != PROJECT:
         return raw
     # The stack file's own form of a secret, holding the plan's placeholder (the marker itself).
-    secret_keys = (*SECRET_KEYS, *named_secret_keys(raw))
+    # A GitHub App stands in for the token: planning both would be the config error it is for real.
+    app_auth = _loosely(raw, "github", "appAuth") is not None
+    unplanned = {GITHUB_TOKEN_KEY} if app_auth else set()
+    secret_keys = [key for key in (*SECRET_KEYS, *named_secret_keys(raw)) if key not in unplanned]
     planned = {**{f"{PROJECT}:{key}": {"secure": SECRET} for key in secret_keys}, **raw}
     load_config(planned, stack=stack)
     return planned

@@ -1,8 +1,10 @@
 """Compose the components from a validated config: cluster → deploy key → Flux → environment.
 
-dev and prod differ only in their config; this module has no per-environment branches. Two modes stand
-beside the EKS default, each a config choice: ``cluster.existing`` (a kubeconfig, no AWS resource) and
-``git.deployKey.existing`` (a key registered outside this stack, no TLS or GitHub resource).
+dev and prod differ only in their config; this module has no per-environment branches. Three modes stand
+beside the defaults, each a config choice: ``cluster.existing`` (a kubeconfig, no AWS resource),
+``git.deployKey.existing`` (a key registered outside this stack, no TLS or GitHub resource) and
+``git.githubApp`` (Flux fetches as a GitHub App: no key at all). ``github.appAuth`` makes the GitHub
+provider authenticate as an App instead of with a personal token.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from gitops_infra.components.flux import (
     FluxBootstrap,
     FluxBootstrapArgs,
     FluxInstall,
+    GitAuth,
+    GitHubAppSecretOptions,
     InstallOptions,
     NotificationArgs,
     SourceSecretOptions,
@@ -42,14 +46,14 @@ __all__ = ["Platform", "build_platform"]
 class Platform:
     """What ``build_platform`` made: the components, and the providers they use.
 
-    ``cluster`` is ``None`` on an existing cluster, ``deploy_key`` with an existing deploy key,
+    ``cluster`` is ``None`` on an existing cluster, ``deploy_key`` with an existing key or an App,
     ``fleet_repository`` unless the stack creates or scaffolds it, and ``github_provider`` when nothing
     is made on GitHub.
     """
 
     config: StackConfig
     kubernetes_provider: k8s.Provider
-    source: SourceSecretOptions
+    source: GitAuth
     flux: FluxBootstrap
     environment: EnvironmentConfig
     cluster: EksCluster | None = None
@@ -65,7 +69,7 @@ class Platform:
         outputs: dict[str, pulumi.Input[object]] = {
             "clusterName": platform_name(self.config.environment, self.config.cluster)
         }
-        if self.source.public_key is not None:
+        if isinstance(self.source, SourceSecretOptions) and self.source.public_key is not None:
             outputs["deployKeyPublicKey"] = self.source.public_key
         if self.cluster is not None:
             outputs |= {
@@ -152,7 +156,7 @@ def _install_options(config: StackConfig) -> InstallOptions | None:
 def _sync_options(config: StackConfig) -> SyncOptions:
     flux = config.flux
     return SyncOptions(
-        url=config.git.ssh_url,
+        url=config.git.sync_url,
         path=config.git.sync_path(config.environment.name),
         branch=config.git.branch,
         namespace=flux.namespace,
@@ -198,11 +202,23 @@ def _github(
 ) -> tuple[github.Provider | None, FleetRepository | None]:
     """The GitHub provider, if anything is made on GitHub, and the fleet repository, if it is managed."""
     git = config.git
-    if git.deploy_key.existing is not None and not git.manages_repository:
+    if not git.registers_deploy_key and not git.manages_repository:
         return None, None
     assert git.owner is not None and git.repository is not None  # config validation requires them here
+    app = config.github.app_auth
+    app_auth = None
+    if app is not None:
+        assert config.secrets.github_app_pem is not None  # config validation requires it
+        app_auth = github.ProviderAppAuthArgs(
+            id=str(app.id), installation_id=str(app.installation_id), pem_file=config.secrets.github_app_pem
+        )
     provider = github.Provider(
-        f"{name}-github", owner=git.owner, token=config.secrets.github_token, opts=opts
+        f"{name}-github",
+        owner=git.owner,
+        # An App or a token, never both (config validation): unset, the provider reads GITHUB_TOKEN.
+        token=config.secrets.github_token if app is None else None,
+        app_auth=app_auth,
+        opts=opts,
     )
     if not git.manages_repository:
         return provider, None
@@ -227,9 +243,18 @@ def _deploy_key(
     opts: pulumi.ResourceOptions,
     github_provider: github.Provider | None,
     fleet: FleetRepository | None,
-) -> tuple[SourceSecretOptions, DeployKey | None]:
-    """The git-auth key: made and registered on GitHub, or the one the config names."""
+) -> tuple[GitAuth, DeployKey | None]:
+    """Flux's git auth: a key made and registered on GitHub, the key the config names, or an App."""
     git = config.git
+    if git.github_app is not None:
+        assert config.secrets.github_app_private_key is not None  # config validation requires it
+        app = GitHubAppSecretOptions(
+            app_id=git.github_app.app_id,
+            installation_id=git.github_app.installation_id,
+            private_key=config.secrets.github_app_private_key,
+            base_url=git.github_app.base_url,
+        )
+        return app, None
     known_hosts = git.known_hosts or GITHUB_KNOWN_HOSTS
     if git.deploy_key.existing is not None:
         assert config.secrets.deploy_private_key is not None  # config validation requires it

@@ -10,6 +10,8 @@
 - **git**: :func:`git`, :func:`init_repo` and :func:`commit_all`.
 - :func:`unavailable`: a tier whose tools are not built skips, except under ``CI``, where it fails.
 - :func:`without_times`: a ``--json`` document without its ``checked_at`` times, to compare two runs.
+- The secret scan: :func:`files_under`, :func:`secret_leaks_in_files` and :func:`secret_leaks_in_texts`
+  look for secrets in their plaintext forms (UTF-8, UTF-16 and base64).
 
 The project writer, the engine environment and git are the ones ``make demo`` runs on
 (:mod:`gitops_infra.local`), so that the demo and the tests set a local stack up the same way.
@@ -17,12 +19,13 @@ The project writer, the engine environment and git are the ones ``make demo`` ru
 
 from __future__ import annotations
 
+import base64
 import functools
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -45,12 +48,15 @@ __all__ = [
     "commit_all",
     "engine_env",
     "fake_engine",
+    "files_under",
     "find_engine",
     "fixture_project",
     "git",
     "init_repo",
     "put_engine_on_path",
     "python_runtime",
+    "secret_leaks_in_files",
+    "secret_leaks_in_texts",
     "stack_project",
     "unavailable",
     "without_times",
@@ -155,3 +161,49 @@ def without_times(document: Any) -> Any:
     if isinstance(document, list):
         return [without_times(value) for value in document]
     return document
+
+
+# -- the secret scan -----------------------------------------------------------------------------------
+
+
+def _needles(secret: str) -> list[bytes]:
+    """The secret as plain UTF-8 and UTF-16, and base64-encoded (the state's JSON, or a Kubernetes
+    Secret's data, would carry it so). A multi-line key is also sought by its middle line, which is
+    key material (its first lines are a header every key of its kind shares): a message may quote one
+    line of it."""
+    lines = secret.strip().splitlines()
+    forms = [secret, *([lines[len(lines) // 2]] if len(lines) > 2 else [])]
+    needles = []
+    for form in forms:
+        needles += [form.encode(), form.encode("utf-16-le"), base64.b64encode(form.encode())]
+    return needles
+
+
+def files_under(*roots: Path, skip: Iterable[Path] = ()) -> list[Path]:
+    """Every file under ``roots``, except those under ``skip``."""
+    skipped = [s.resolve() for s in skip]
+    found = []
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            resolved = path.resolve()
+            if path.is_file() and not any(resolved.is_relative_to(s) for s in skipped):
+                found.append(path)
+    return found
+
+
+def secret_leaks_in_files(paths: Iterable[Path], secrets: Sequence[str]) -> list[str]:
+    """``"<path>: <secret>"`` for each file holding one of ``secrets`` in any of its plaintext forms."""
+    found = []
+    for path in paths:
+        data = path.read_bytes()
+        found += [f"{path}: {s}" for s in secrets if any(needle in data for needle in _needles(s))]
+    return found
+
+
+def secret_leaks_in_texts(texts: Mapping[str, str], secrets: Sequence[str]) -> list[str]:
+    """``"<what>: <secret>"`` for each text holding one of ``secrets``."""
+    found = []
+    for what, text in texts.items():
+        data = text.encode("utf-8", errors="replace")
+        found += [f"{what}: {s}" for s in secrets if any(needle in data for needle in _needles(s))]
+    return found

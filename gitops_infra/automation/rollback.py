@@ -46,15 +46,15 @@ _OWNER_FILE = "owner.json"
 
 
 def _previous_commit(target: StackTarget) -> str:
-    updates = [
-        d
-        for d in deployments(target)
-        if d.kind is DeploymentKind.UPDATE and d.result is DeploymentResult.SUCCEEDED
-    ]
-    if updates and updates[0].commit:
-        current = updates[0].commit
-        for deployment in updates[1:]:
-            if deployment.commit and deployment.commit != current:
+    """The newest successful update's commit that is not the current one: the commit of the newest
+    update, even a failed one, since a failed update leaves the stack partly at its commit (a rotation
+    to a key Flux could not use). So after a failed ``up``, "previous" is the last good commit."""
+    updates = [d for d in deployments(target) if d.kind is DeploymentKind.UPDATE]
+    current = updates[0].commit if updates else None
+    if current:
+        for deployment in updates:
+            succeeded = deployment.result is DeploymentResult.SUCCEEDED
+            if succeeded and deployment.commit and deployment.commit != current:
                 return deployment.commit
     raise CommitNotFoundError(
         f"stack {target.stack!r} has no earlier successful update from a different commit to roll back to",
@@ -186,9 +186,9 @@ def rollback_to_commit(
     computed in the same temporary worktree, so a person (or a pull request) can look before it leaps.
 
     ``commit`` is a sha, a tag or a ref, or ``"previous"``: the commit of the last successful update
-    before the current one. An unknown commit, or one with no ``Pulumi.yaml`` for this project, is
-    refused before anything runs. The update's message names the commit (unless ``message`` is given),
-    and the returned result's ``rolled_back_to`` holds its full sha.
+    before the current one (the newest update's, succeeded or failed). An unknown commit, or one with no
+    ``Pulumi.yaml`` for this project, is refused before anything runs. The update's message names the
+    commit (unless ``message`` is given), and the returned result's ``rolled_back_to`` holds its full sha.
 
     Example::
 

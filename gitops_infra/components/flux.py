@@ -8,15 +8,26 @@ function plus a builder that registers it:
    ``helm.v3.Release``. Helm renders and applies it inside the Kubernetes provider, so nothing is
    downloaded at program time. ``components`` / ``components_extra`` pick the controllers; network
    policy and tolerations are chart values.
-2. **source secret** (``source_secret_data`` / ``build_source_secret``): the git-auth Secret
-   ``flux-system`` with ``identity``, ``identity.pub`` and ``known_hosts``.
+2. **source secret** (``source_secret_data`` / ``build_source_secret``): the git-auth Secret. With a
+   deploy key (``SourceSecretOptions``) it is ``flux-system`` with ``identity``, ``identity.pub`` and
+   ``known_hosts``; as a GitHub App (``GitHubAppSecretOptions``) it is ``flux-system-github-app`` with
+   the fields source-controller reads for ``provider: github``. The two names differ so that a move from
+   one to the other makes the new Secret before the old one goes.
 3. **sync** (``git_repository_manifest``, ``kustomization_manifest`` / ``build_sync``): the
    ``GitRepository`` and the ``Kustomization`` (``prune: true``), with optional SOPS decryption and
    health checks, and the ``environment`` contract handed to post-build substitution.
 
 The bootstrap proves itself, as ``flux bootstrap`` does: both sync objects carry pulumi-kubernetes'
 ``pulumi.com/waitFor: condition=Ready`` (with ``pulumi.com/timeoutSeconds`` from ``ready_timeout``), so
-``up`` succeeds only once Flux has cloned the repository and applied the path. The wait outlasts Flux's own
+``up`` succeeds only once Flux has cloned the repository and applied the path.
+
+A credential change is proven the same way. The GitRepository carries ``reconcile.fluxcd.io/requestedAt``
+set to a digest of its credential (:attr:`SourceSecretOptions.reconcile_request`): a new key changes it,
+which asks source-controller to fetch now, and ``up`` waits until ``status.lastHandledReconcileAt``
+echoes that value with the GitRepository Ready. A Ready condition alone cannot show it, since an
+annotation does not bump the generation and the old Ready still stands. Pulumi deletes what a update
+replaced or dropped (the old deploy key, the old Secret) only after every resource of the update is
+done, so the old credential outlives the proof that the new one works. The wait outlasts Flux's own
 ``timeout`` (by default it is that ``timeout`` plus a margin), so ``up`` fails with Flux's verdict, never
 before it. A ``ready_timeout`` of ``0s`` turns the wait off, for a cluster Flux cannot reach yet.
 
@@ -35,6 +46,8 @@ when it is made. Flux lives in the sync's namespace. The Kubernetes provider com
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -66,7 +79,14 @@ __all__ = [
     "FLUX_SECRET_NAME",
     "FLUX_SYNC_NAME",
     "FLUX_VERSION",
+    "GITHUB_APP_BASE_URL_KEY",
+    "GITHUB_APP_ID_KEY",
+    "GITHUB_APP_INSTALLATION_ID_KEY",
+    "GITHUB_APP_PRIVATE_KEY_KEY",
+    "GITHUB_APP_SECRET_NAME",
+    "GITHUB_PROVIDER",
     "GIT_REPOSITORY_API_VERSION",
+    "HANDLED_REQUEST_PATH",
     "IDENTITY_KEY",
     "IDENTITY_PUB_KEY",
     "KNOWN_HOSTS_KEY",
@@ -77,6 +97,7 @@ __all__ = [
     "NOTIFICATION_ADDRESS_KEY",
     "NOTIFICATION_API_VERSION",
     "NOTIFICATION_WEBHOOK_SECRET_NAME",
+    "RECONCILE_REQUEST_ANNOTATION",
     "REQUIRED_COMPONENTS",
     "SOPS_AGE_KEY",
     "SOPS_SECRET_NAME",
@@ -87,6 +108,8 @@ __all__ = [
     "FluxBootstrapArgs",
     "FluxComponent",
     "FluxInstall",
+    "GitAuth",
+    "GitHubAppSecretOptions",
     "InstallOptions",
     "NotificationArgs",
     "Notifications",
@@ -98,6 +121,7 @@ __all__ = [
     "build_sops_secret",
     "build_source_secret",
     "build_sync",
+    "credential_digest",
     "git_repository_manifest",
     "image_automation_enabled",
     "install_values",
@@ -139,6 +163,16 @@ DEFAULT_TIMEOUT = "5m"
 WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"  # pulumi-kubernetes >= 4.18
 TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
 WAIT_FOR_READY = "condition=Ready"
+RECONCILE_REQUEST_ANNOTATION = "reconcile.fluxcd.io/requestedAt"  # any new value: reconcile now
+HANDLED_REQUEST_PATH = "{.status.lastHandledReconcileAt}"  # the request value a reconcile has handled
+GITHUB_PROVIDER = checks.GIT_PROVIDERS[0]  # spec.provider for a GitHub App (source-controller >= 1.5)
+GITHUB_APP_SECRET_NAME = "flux-system-github-app"
+# The Secret keys source-controller v1.8.5 reads for provider github: fluxcd/pkg/auth v0.38.5,
+# githubapp/client.go (KeyAppID, KeyAppInstallationID, KeyAppPrivateKey, KeyAppBaseURL).
+GITHUB_APP_ID_KEY = "githubAppID"
+GITHUB_APP_INSTALLATION_ID_KEY = "githubAppInstallationID"
+GITHUB_APP_PRIVATE_KEY_KEY = "githubAppPrivateKey"
+GITHUB_APP_BASE_URL_KEY = "githubAppBaseURL"
 RELEASE_TIMEOUT_SECONDS = 600
 GIT_REPOSITORY_API_VERSION = "source.toolkit.fluxcd.io/v1"
 KUSTOMIZATION_API_VERSION = "kustomize.toolkit.fluxcd.io/v1"
@@ -290,6 +324,27 @@ def build_install(
 # -- 2. source secret ----------------------------------------------------------------------------------
 
 
+def credential_digest(*parts: str) -> str:
+    """A short digest naming a credential (``sha256-`` and 20 hex digits): the reconcile request.
+
+    One-way and truncated: it tells one key from the next, and nothing of the key. Only letters, digits
+    and ``-``, so it sits in a ``jsonpath=...=value`` wait unquoted.
+    """
+    digest = hashlib.sha256("\0".join(part.strip() for part in parts).encode()).hexdigest()
+    return f"sha256-{digest[:20]}"
+
+
+def _public_key_blob(public_key: str) -> str:
+    """``<type> <base64>`` of an ``authorized_keys`` line: the key itself, without its comment."""
+    return " ".join(public_key.split()[:2])
+
+
+def _request(*parts: pulumi.Input[str]) -> pulumi.Output[str]:
+    """The digest of ``parts``, not secret: a digest of a secret gives nothing of it away, and a secret
+    annotation would make the GitRepository's whole metadata secret in the state."""
+    return pulumi.Output.unsecret(pulumi.Output.all(*parts).apply(lambda values: credential_digest(*values)))
+
+
 @dataclass(frozen=True)
 class SourceSecretOptions:
     """The git-auth Secret: an SSH identity and the host keys to trust. The private key is kept secret."""
@@ -298,6 +353,8 @@ class SourceSecretOptions:
     public_key: pulumi.Input[str] | None = None
     known_hosts: pulumi.Input[str] = GITHUB_KNOWN_HOSTS
     name: str = FLUX_SECRET_NAME
+    provider: str | None = field(default=None, init=False)
+    """The GitRepository's ``spec.provider``: none, for an SSH key."""
 
     def __post_init__(self) -> None:
         problems = Problems("SourceSecretOptions")
@@ -305,9 +362,63 @@ class SourceSecretOptions:
         problems.gate("name", checks.dns_label_problem, self.name)
         problems.raise_if_any()
 
+    @property
+    def reconcile_request(self) -> pulumi.Output[str]:
+        """The GitRepository's reconcile request for this key: a digest of its public half when known
+        (the fingerprint's input), else of the private key. A new key is a new request."""
+        if self.public_key is not None:
+            return _request(pulumi.Output.from_input(self.public_key).apply(_public_key_blob))
+        return _request(self.private_key)
 
-def source_secret_data(options: SourceSecretOptions) -> dict[str, pulumi.Input[str]]:
-    """The Secret's ``stringData``: ``identity``, ``identity.pub`` (when known) and ``known_hosts``."""
+
+@dataclass(frozen=True)
+class GitHubAppSecretOptions:
+    """The git-auth Secret for a GitHub App: Flux fetches over HTTPS with the App's installation token.
+
+    ``app_id`` and ``installation_id`` are the numbers GitHub shows; ``private_key`` is the App's PEM
+    (kept secret). ``base_url`` is the GitHub API for GitHub Enterprise Server (``https://<host>/api/v3``),
+    else github.com's. Source-controller trades the key for a token of at most an hour, each fetch.
+    """
+
+    app_id: int
+    installation_id: int
+    private_key: pulumi.Input[str]
+    base_url: str | None = None
+    name: str = GITHUB_APP_SECRET_NAME
+    provider: str | None = field(default=GITHUB_PROVIDER, init=False)
+    """The GitRepository's ``spec.provider``: ``github``, which makes source-controller read the App."""
+
+    def __post_init__(self) -> None:
+        problems = Problems("GitHubAppSecretOptions")
+        problems.gate("app_id", checks.github_id_problem, self.app_id)
+        problems.gate("installation_id", checks.github_id_problem, self.installation_id)
+        if self.base_url is not None:
+            problems.gate("base_url", checks.https_url_problem, self.base_url)
+        problems.gate("name", checks.dns_label_problem, self.name)
+        problems.raise_if_any()
+
+    @property
+    def reconcile_request(self) -> pulumi.Output[str]:
+        """The GitRepository's reconcile request for this App: a digest of its IDs and key."""
+        return _request(str(self.app_id), str(self.installation_id), self.private_key)
+
+
+GitAuth = SourceSecretOptions | GitHubAppSecretOptions
+"""How Flux authenticates to git: an SSH deploy key, or a GitHub App."""
+
+
+def source_secret_data(options: GitAuth) -> dict[str, pulumi.Input[str]]:
+    """The Secret's ``stringData``. A key: ``identity``, ``identity.pub`` (when known) and
+    ``known_hosts``. An App: its IDs, its private key and its API's base URL (when not github.com's)."""
+    if isinstance(options, GitHubAppSecretOptions):
+        app: dict[str, pulumi.Input[str]] = {
+            GITHUB_APP_ID_KEY: str(options.app_id),
+            GITHUB_APP_INSTALLATION_ID_KEY: str(options.installation_id),
+            GITHUB_APP_PRIVATE_KEY_KEY: pulumi.Output.secret(options.private_key),
+        }
+        if options.base_url is not None:
+            app[GITHUB_APP_BASE_URL_KEY] = options.base_url
+        return app
     data: dict[str, pulumi.Input[str]] = {
         IDENTITY_KEY: pulumi.Output.secret(options.private_key),
         KNOWN_HOSTS_KEY: options.known_hosts,
@@ -318,10 +429,12 @@ def source_secret_data(options: SourceSecretOptions) -> dict[str, pulumi.Input[s
 
 
 def build_source_secret(
-    name: str, options: SourceSecretOptions, namespace: NamespaceResource, parent: pulumi.Resource
+    name: str, options: GitAuth, namespace: NamespaceResource, parent: pulumi.Resource
 ) -> k8s.core.v1.SecretPatch:
-    """The git-auth Secret in the Flux namespace."""
-    return fixed_secret(f"{name}-git-auth", options.name, source_secret_data(options), namespace, parent)
+    """The git-auth Secret in the Flux namespace. Each kind has a resource of its own, so a move from a
+    key to an App (or back) creates the new Secret and deletes the old at the end of the update."""
+    kind = "github-app-auth" if isinstance(options, GitHubAppSecretOptions) else "git-auth"
+    return fixed_secret(f"{name}-{kind}", options.name, source_secret_data(options), namespace, parent)
 
 
 def build_sops_secret(
@@ -342,6 +455,9 @@ class SyncOptions:
     ``ready_timeout`` is how long ``up`` waits for each to report Ready (``0s``: it does not wait); it
     must be longer than ``timeout``, and is ``timeout`` plus a margin when not given (:attr:`ready_wait`).
     ``substitute_from`` names ConfigMaps in ``namespace`` whose keys fleet manifests use as ``${key}``.
+    ``provider`` is the GitRepository's ``spec.provider`` (``github`` for a GitHub App), and
+    ``reconcile_request`` the value of its ``reconcile.fluxcd.io/requestedAt``, which ``up`` waits for
+    Flux to have handled: ``FluxBootstrap`` sets both from its source.
     """
 
     url: pulumi.Input[str]
@@ -358,6 +474,8 @@ class SyncOptions:
     health_checks: Sequence[Mapping[str, str]] = ()
     ready_timeout: str | None = None
     substitute_from: Sequence[str] = ()
+    provider: str | None = None
+    reconcile_request: pulumi.Input[str] | None = None
 
     def __post_init__(self) -> None:
         problems = Problems("SyncOptions")
@@ -384,7 +502,9 @@ def _refused(*durations: str) -> bool:
 
 # The fields of SyncOptions, and the one check each shares with the stack config.
 _SYNC_CHECKS = {
-    "url": checks.ssh_url_problem,
+    "url": checks.git_url_problem,
+    "provider": checks.git_provider_problem,
+    "reconcile_request": checks.reconcile_request_problem,
     "path": checks.relative_path_problem,
     "branch": checks.branch_problem,
     "namespace": checks.dns_label_problem,
@@ -415,18 +535,36 @@ def _metadata(options: SyncOptions) -> dict[str, Any]:
     return metadata
 
 
+def _git_repository_metadata(options: SyncOptions) -> dict[str, Any]:
+    """The GitRepository's metadata: with a reconcile request, the wait is for Flux to have handled it
+    (``lastHandledReconcileAt``) and then for Ready, both on the same observed object."""
+    metadata = _metadata(options)
+    request = options.reconcile_request
+    if request is None:
+        return metadata
+    annotations: dict[str, Any] = {**metadata.get("annotations", {}), RECONCILE_REQUEST_ANNOTATION: request}
+    if WAIT_FOR_ANNOTATION in annotations:
+        annotations[WAIT_FOR_ANNOTATION] = pulumi.Output.from_input(request).apply(
+            lambda value: json.dumps([f"jsonpath={HANDLED_REQUEST_PATH}={value}", WAIT_FOR_READY])
+        )
+    return {**metadata, "annotations": annotations}
+
+
 def git_repository_manifest(options: SyncOptions) -> dict[str, Any]:
     """The ``GitRepository`` object."""
+    spec: dict[str, Any] = {
+        "url": options.url,
+        "ref": {"branch": options.branch},
+        "interval": options.git_interval,
+        "secretRef": {"name": options.secret_name},
+    }
+    if options.provider is not None:
+        spec["provider"] = options.provider
     return {
         "apiVersion": GIT_REPOSITORY_API_VERSION,
         "kind": "GitRepository",
-        "metadata": _metadata(options),
-        "spec": {
-            "url": options.url,
-            "ref": {"branch": options.branch},
-            "interval": options.git_interval,
-            "secretRef": {"name": options.secret_name},
-        },
+        "metadata": _git_repository_metadata(options),
+        "spec": spec,
     }
 
 
@@ -622,17 +760,17 @@ def build_notifications(
 class FluxBootstrapArgs:
     """Inputs of ``FluxBootstrap``: the three option groups whole, and what spans them.
 
-    ``source`` and ``sync`` have no defaults (a key and a repository are needed); ``install`` defaults
-    to the pinned chart's default controllers, and ``None`` means Flux's controllers and CRDs are
-    installed outside this component (the Flux Operator, an EKS add-on): then it adopts the namespace,
-    and leaves it in place on destroy. ``sops_age_key`` (kept secret) turns on SOPS decryption.
+    ``source`` and ``sync`` have no defaults (a key or an App, and a repository, are needed);
+    ``install`` defaults to the pinned chart's default controllers, and ``None`` means Flux's controllers
+    and CRDs are installed outside this component (the Flux Operator, an EKS add-on): then it adopts the
+    namespace, and leaves it in place on destroy. ``sops_age_key`` (kept secret) turns on SOPS decryption.
 
     ``environment`` hands the environment contract to the fleet: it is written as the ``environment``
     ConfigMap in Flux's namespace, and the Kustomization substitutes from it (``${baseDomain}``).
     ``sync_after`` are resources the Kustomization waits for, such as the scaffolded fleet path.
     """
 
-    source: SourceSecretOptions
+    source: GitAuth
     sync: SyncOptions
     install: InstallOptions | None = field(default_factory=InstallOptions)
     notifications: NotificationArgs | None = None
@@ -644,8 +782,12 @@ class FluxBootstrapArgs:
 
     def __post_init__(self) -> None:
         problems = Problems("FluxBootstrapArgs")
-        for group, kind in (("source", SourceSecretOptions), ("sync", SyncOptions)):
-            problems.check(isinstance(getattr(self, group), kind), group, f"must be a {kind.__name__}")
+        problems.check(
+            isinstance(self.source, SourceSecretOptions | GitHubAppSecretOptions),
+            "source",
+            "must be a SourceSecretOptions (a deploy key) or a GitHubAppSecretOptions",
+        )
+        problems.check(isinstance(self.sync, SyncOptions), "sync", "must be a SyncOptions")
         problems.check(
             self.install is None or isinstance(self.install, InstallOptions),
             "install",
@@ -658,6 +800,9 @@ class FluxBootstrapArgs:
         )
         known_hosts = self.source.known_hosts if isinstance(self.source, SourceSecretOptions) else None
         url = self.sync.url if isinstance(self.sync, SyncOptions) else None
+        if isinstance(url, str) and checks.git_url_problem(url) is None:
+            github_app = isinstance(self.source, GitHubAppSecretOptions)
+            problems.gate("sync.url", lambda value: checks.git_auth_url_problem(value, github_app), url)
         if isinstance(known_hosts, str) and isinstance(url, str) and checks.ssh_url_problem(url) is None:
             problems.gate(
                 "source.known_hosts",
@@ -719,7 +864,14 @@ class FluxBootstrap(pulumi.ComponentResource):
             if args.sops_age_key is not None
             else None
         )
-        sync = args.sync
+        # The sync reads the source's Secret, as its provider, and waits on its credential's request.
+        source = args.source
+        sync = replace(
+            args.sync,
+            secret_name=source.name,
+            provider=source.provider,
+            reconcile_request=source.reconcile_request,
+        )
         if self.sops_secret is not None:
             sync = replace(sync, decryption_secret=SOPS_SECRET_NAME)
         secrets = [self.source_secret, *([self.sops_secret] if self.sops_secret is not None else [])]

@@ -9,8 +9,10 @@ The harness behind ``make demo`` and the cluster tests. Everything it starts run
   kustomize-controller as local processes, as if installed outside the platform (``flux.install:
   external``).
 - :class:`FleetServer`: Debian's ``sshd`` with its own config, serving a bare git repository through
-  ``git-shell`` to one deploy key (ECDSA P-384, OpenSSH format), with its own host key for
-  ``known_hosts``. Flux's source-controller authenticates to it exactly as it would to GitHub.
+  ``git-shell`` to the deploy keys it trusts (ECDSA P-384, OpenSSH format), with its own host key for
+  ``known_hosts``. Flux's source-controller authenticates to it exactly as it would to GitHub. The
+  trusted keys change as a repository's deploy keys do (:meth:`FleetServer.authorize`), and the server
+  says which key each fetch came with (:meth:`FleetServer.accepted`).
 
 Every process is recorded by pid and stopped by :meth:`stop`, even after a failure; a component that does
 not become ready within its bound fails with the tail of its log. ``../shared/REAL_CLUSTER.md`` has the
@@ -23,9 +25,11 @@ import base64
 import contextlib
 import datetime
 import getpass
+import hashlib
 import ipaddress
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -534,13 +538,24 @@ class DeployKeyPair:
         )
         return cls(private_key=private, public_key=public.decode())
 
+    @property
+    def fingerprint(self) -> str:
+        """``SHA256:<base64>``: the fingerprint ``ssh-keygen -l`` prints and ``sshd`` logs."""
+        blob = base64.b64decode(self.public_key.split()[1])
+        return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+
+
+# sshd at LogLevel VERBOSE: "Accepted publickey for <user> from <ip> port <n> ssh2: ECDSA SHA256:<b64>".
+_ACCEPTED = re.compile(r"Accepted publickey for \S+ from \S+ port \d+ ssh2: \S+ (SHA256:[A-Za-z0-9+/]+)")
+
 
 class FleetServer(_Harness):
-    """A bare fleet repository served over SSH (Debian's sshd and git-shell) to one deploy key."""
+    """A bare fleet repository served over SSH (Debian's sshd and git-shell) to its deploy keys."""
 
     def __init__(self, workdir: Path, deploy_key: DeployKeyPair) -> None:
         self.workdir = workdir
         self.deploy_key = deploy_key
+        self.authorized_keys = workdir / "authorized_keys"
         (workdir / "logs").mkdir(parents=True, exist_ok=True)
         self.processes = _Processes(workdir / "logs")
         self.repository = workdir / "fleet.git"
@@ -563,19 +578,7 @@ class FleetServer(_Harness):
             ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "fleet-server", "-f", str(host_key)],
             check=True,
         )
-        # Only git-upload-pack/receive-pack of this key's, through git-shell: no shell, no forwarding.
-        restrictions = ",".join(
-            [
-                'command="git-shell -c \\"$SSH_ORIGINAL_COMMAND\\""',
-                "no-port-forwarding",
-                "no-X11-forwarding",
-                "no-agent-forwarding",
-                "no-pty",
-            ]
-        )
-        authorized = self.workdir / "authorized_keys"
-        authorized.write_text(f"{restrictions} {self.deploy_key.public_key}\n")
-        authorized.chmod(0o600)
+        self.authorize(self.deploy_key)
         self.port = free_port()
         config = self.workdir / "sshd_config"
         config.write_text(
@@ -585,7 +588,7 @@ class FleetServer(_Harness):
                     "ListenAddress 127.0.0.1",
                     f"HostKey {host_key}",
                     f"PidFile {self.workdir / 'sshd.pid'}",
-                    f"AuthorizedKeysFile {authorized}",
+                    f"AuthorizedKeysFile {self.authorized_keys}",
                     f"AllowUsers {self.user}",
                     "PermitRootLogin prohibit-password",
                     "PubkeyAuthentication yes",
@@ -609,6 +612,32 @@ class FleetServer(_Harness):
         self.processes.wait_until(sshd, banner, "SSH banner")
         public_host_key = (host_key.with_name(host_key.name + ".pub")).read_text().split()
         self.known_hosts = f"[127.0.0.1]:{self.port} {public_host_key[0]} {public_host_key[1]}"
+
+    def authorize(self, *keys: DeployKeyPair) -> None:
+        """Trust exactly ``keys`` from the next connection on, as a repository's deploy keys change.
+
+        sshd reads the file at each login; it is replaced whole, so a login never reads half of it.
+        """
+        # Only git-upload-pack/receive-pack of these keys', through git-shell: no shell, no forwarding.
+        restrictions = ",".join(
+            [
+                'command="git-shell -c \\"$SSH_ORIGINAL_COMMAND\\""',
+                "no-port-forwarding",
+                "no-X11-forwarding",
+                "no-agent-forwarding",
+                "no-pty",
+            ]
+        )
+        staged = self.authorized_keys.with_suffix(".new")
+        staged.write_text("".join(f"{restrictions} {key.public_key}\n" for key in keys))
+        staged.chmod(0o600)
+        os.replace(staged, self.authorized_keys)
+
+    def accepted(self) -> list[str]:
+        """The fingerprint of the key each login was accepted with, oldest first (from sshd's log)."""
+        log = self.workdir / "logs" / "sshd.log"
+        text = log.read_text(errors="replace") if log.exists() else ""
+        return _ACCEPTED.findall(text)
 
     def commit(self, files: dict[str, str], message: str) -> str:
         """Commit ``files`` (path: content) to ``main`` and push; return the commit's sha."""

@@ -13,15 +13,17 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 from pulumi import automation as auto
 
 from gitops_infra.automation import StackOptions
+from gitops_infra.cli import main
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
 from ..support import (
@@ -29,8 +31,11 @@ from ..support import (
     TOOLCHAIN,
     commit_all,
     engine_env,
+    files_under,
     init_repo,
     put_engine_on_path,
+    secret_leaks_in_files,
+    secret_leaks_in_texts,
     stack_project,
     unavailable,
 )
@@ -118,6 +123,18 @@ class LocalStack:
 
     def commit(self, message: str) -> str:
         return commit_all(self.root, message)
+
+    def cli(self, *args: str) -> Result:
+        """``gitops-infra <args>`` on this project, in-process."""
+        return CliRunner().invoke(
+            main, [*args, "--cwd", str(self.root)], env=self.env, catch_exceptions=False
+        )
+
+    def secret_leaks(self, secrets: Sequence[str], texts: Mapping[str, str]) -> list[str]:
+        """Where ``secrets`` show in plaintext: the state, ``PULUMI_HOME``, the work tree and ``texts``."""
+        backend = Path(self.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
+        files = files_under(backend, Path(self.env["PULUMI_HOME"]), self.root, skip=[self.root / ".git"])
+        return [*secret_leaks_in_files(files, secrets), *secret_leaks_in_texts(texts, secrets)]
 
 
 @pytest.fixture

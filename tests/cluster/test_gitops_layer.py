@@ -17,13 +17,12 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
+from click.testing import Result
 from kubernetes import client
 from pulumi import automation as auto
 
 from gitops_infra.automation import up
 from gitops_infra.automation._compat import SECRET_SIG, SECRET_SIG_KEY
-from gitops_infra.cli import main
 from gitops_infra.components.flux import FLUX_SYNC_NAME
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster, free_port
 
@@ -70,10 +69,6 @@ def _ready(stack: LocalStack, kind: tuple[str, str, str]) -> str | None:
     return next((c["status"] for c in conditions if c["type"] == "Ready"), None)
 
 
-def _cli(stack: LocalStack, *args: str) -> Result:
-    return CliRunner().invoke(main, [*args, "--cwd", str(stack.root)], env=stack.env, catch_exceptions=False)
-
-
 def _checkpoint(stack: LocalStack) -> dict[str, Any]:
     """The stack's state without the secrets (what `writes no state` is checked against)."""
     exported = stack.raw_stack().export_stack()
@@ -113,7 +108,7 @@ def test_all_healthy_is_exit_0_with_no_problem_in_either_layer(
     up("local", options=local_stack.options)
     source = _get(local_stack, SOURCE)
 
-    result = _cli(local_stack, "drift", "local", "--json")
+    result = local_stack.cli("drift", "local", "--json")
 
     assert result.exit_code == 0, result.output
     gitops = _gitops(result)
@@ -128,11 +123,11 @@ def test_all_healthy_is_exit_0_with_no_problem_in_either_layer(
     no_credentials(result.output)
 
     # The text and Markdown say so too, and `--layers iac` leaves the GitOps layer out.
-    text = _cli(local_stack, "drift", "local")
+    text = local_stack.cli("drift", "local")
     assert text.exit_code == 0 and "gitops: healthy" in text.output, text.output
-    iac = _cli(local_stack, "drift", "local", "--layers", "iac", "--json")
+    iac = local_stack.cli("drift", "local", "--layers", "iac", "--json")
     assert iac.exit_code == 0 and json.loads(iac.stdout)["gitops"] is None
-    status = _cli(local_stack, "status", "local", "--json")
+    status = local_stack.cli("status", "local", "--json")
     assert status.exit_code == 0 and _gitops(status)["healthy"] is True, status.output
 
 
@@ -143,7 +138,7 @@ def test_a_kustomization_suspended_out_of_band_is_exit_2_and_writes_no_state(
     before = _checkpoint(local_stack)
     _patch(local_stack, KUSTOMIZE, {"spec": {"suspend": True}})
 
-    result = _cli(local_stack, "drift", "local", "--layers", "gitops", "--json")
+    result = local_stack.cli("drift", "local", "--layers", "gitops", "--json")
 
     assert result.exit_code == 2, result.output
     gitops = _gitops(result)
@@ -151,7 +146,7 @@ def test_a_kustomization_suspended_out_of_band_is_exit_2_and_writes_no_state(
     name = f"Kustomization {local_stack.flux_namespace}/{FLUX_SYNC_NAME}"
     assert f"{name} is suspended" in gitops["problems"]
     assert gitops["syncs"][0]["suspended"] is True
-    text = _cli(local_stack, "drift", "local")
+    text = local_stack.cli("drift", "local")
     assert text.exit_code == 2 and f"{name} is suspended" in text.output, text.output
     no_credentials(result.output + text.output)
     assert _checkpoint(local_stack) == before
@@ -166,7 +161,7 @@ def test_a_manifest_that_does_not_apply_is_reported_not_ready_in_fluxs_words(
     wait_until(lambda: _ready(local_stack, KUSTOMIZE) == "False", "the Kustomization to fail")
     ready = next(c for c in _get(local_stack, KUSTOMIZE)["status"]["conditions"] if c["type"] == "Ready")
 
-    result = _cli(local_stack, "drift", "local", "--json")
+    result = local_stack.cli("drift", "local", "--json")
 
     assert result.exit_code == 2, result.output
     document = json.loads(result.stdout)
@@ -176,7 +171,7 @@ def test_a_manifest_that_does_not_apply_is_reported_not_ready_in_fluxs_words(
     assert sync["message"] == ready["message"] and "Not_A_Valid_Name" in sync["message"]
     name = f"Kustomization {local_stack.flux_namespace}/{FLUX_SYNC_NAME}"
     assert f"{name} is not Ready ({ready['reason']}): {ready['message']}" in document["gitops"]["problems"]
-    markdown = _cli(local_stack, "drift", "local", "--format", "markdown")
+    markdown = local_stack.cli("drift", "local", "--format", "markdown")
     assert markdown.exit_code == 2 and "#### GitOps layer: " in markdown.output, markdown.output
     no_credentials(result.output + markdown.output)
 
@@ -199,7 +194,7 @@ def test_a_fleet_server_that_went_away_leaves_the_source_not_ready(
     _reconcile_now(local_stack)
     wait_until(lambda: _ready(local_stack, SOURCE) == "False", "the source to fail its fetch")
 
-    result = _cli(local_stack, "drift", "local", "--layers", "gitops", "--json")
+    result = local_stack.cli("drift", "local", "--layers", "gitops", "--json")
 
     assert result.exit_code == 2, result.output
     gitops = _gitops(result)
@@ -251,7 +246,7 @@ def test_promotion_is_refused_while_the_source_is_not_ready_and_allowed_once_it_
     _reconcile_now(local_stack)
     wait_until(lambda: _ready(local_stack, KUSTOMIZE) == "False", "the source's Kustomization to fail")
 
-    refused = _cli(local_stack, "promote", "local", second_stack, "--require-healthy", "--yes", "--json")
+    refused = local_stack.cli("promote", "local", second_stack, "--require-healthy", "--yes", "--json")
 
     assert refused.exit_code == 1, refused.output
     error = json.loads(refused.stdout)["error"]
@@ -262,7 +257,7 @@ def test_promotion_is_refused_while_the_source_is_not_ready_and_allowed_once_it_
         second_stack, auto.LocalWorkspace(work_dir=str(local_stack.root), env_vars=local_stack.env)
     )
     assert target.history() == []  # nothing ran on the target
-    too_old = _cli(local_stack, "promote", "local", second_stack, "--max-age", "1s", "--yes", "--json")
+    too_old = local_stack.cli("promote", "local", second_stack, "--max-age", "1s", "--yes", "--json")
     assert too_old.exit_code == 1 and "--max-age 1s" in json.loads(too_old.stdout)["error"]["message"], (
         too_old.output
     )
@@ -279,8 +274,7 @@ def test_promotion_is_refused_while_the_source_is_not_ready_and_allowed_once_it_
         "the source's Kustomization to recover",
     )
 
-    allowed = _cli(
-        local_stack,
+    allowed = local_stack.cli(
         "promote",
         "local",
         second_stack,
@@ -332,10 +326,10 @@ def test_drift_all_shows_both_layers_and_an_unreachable_cluster_stops_no_other_s
     _point_provider_at(target, gone)
     try:
         # The GitOps layer alone: the unreachable cluster is that layer's error, with the reason.
-        gitops = _cli(local_stack, "drift", "--all", "--layers", "gitops", "--json")
+        gitops = local_stack.cli("drift", "--all", "--layers", "gitops", "--json")
         # Both layers: the provider cannot refresh the target's Kubernetes objects either.
-        both = _cli(local_stack, "drift", "--all", "--json")
-        text = _cli(local_stack, "drift", "--all")
+        both = local_stack.cli("drift", "--all", "--json")
+        text = local_stack.cli("drift", "--all")
     finally:
         _point_provider_at(target, cluster.kubeconfig)  # so that the fixture's destroy reaches the cluster
 

@@ -131,25 +131,7 @@ def test_flux_syncs_the_fleet_path_at_the_pushed_commit(local_stack: LocalStack,
 # -- 3. a key the fleet server does not trust ----------------------------------------------------------------
 
 
-def test_a_wrong_deploy_key_leaves_the_source_not_ready_with_the_auth_message(
-    local_stack: LocalStack,
-) -> None:
-    up("local", options=local_stack.options)
-    core = client.CoreV1Api(local_stack.api)
-    before = core.read_namespaced_secret(FLUX_SECRET_NAME, local_stack.flux_namespace).metadata.uid
-    local_stack.set("localDeployKey", DeployKeyPair.generate().private_key, secret=True)
-
-    up("local", options=local_stack.options)
-
-    # A new key updates the git-auth Secret in place: it is never deleted for a moment, as a replace
-    # of a fixed-name Secret would (the provider's default).
-    assert core.read_namespaced_secret(FLUX_SECRET_NAME, local_stack.flux_namespace).metadata.uid == before
-
-    failed = wait_until(
-        lambda: (c := _ready(local_stack, SOURCE)) and c["status"] == "False" and c.get("message") and c,
-        "GitRepository not Ready",
-    )
-    assert "unable to authenticate" in failed["message"] or "handshake failed" in failed["message"], failed
+# A key the server refuses on a rotation: test_credentials.py.
 
 
 # -- 3b. a bootstrap that proves itself: `up` fails with Flux's own words ----------------------------------

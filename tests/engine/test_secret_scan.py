@@ -27,6 +27,7 @@ from gitops_infra.automation import SECRET, PropertyDiff, StackOptions, detect_d
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
 from gitops_infra.errors import OperationFailedError
 
+from ..support import files_under, secret_leaks_in_files, secret_leaks_in_texts
 from .conftest import SECRET_TOKEN, FixtureRepo
 
 pytestmark = pytest.mark.engine
@@ -35,38 +36,14 @@ FILE_SECRET = "file-secret-5d2b71c4-never-print-me"
 SECRETS = (SECRET_TOKEN, FILE_SECRET)
 
 
-def _needles(secret: str) -> list[bytes]:
-    """The secret as plain UTF-8 and UTF-16, and base64-encoded (the state's JSON would carry it so)."""
-    return [secret.encode(), secret.encode("utf-16-le"), base64.b64encode(secret.encode())]
-
-
-def _files_under(*roots: Path, skip: Iterable[Path] = ()) -> list[Path]:
-    skipped = [s.resolve() for s in skip]
-    found = []
-    for root in roots:
-        for path in sorted(root.rglob("*")):
-            resolved = path.resolve()
-            if path.is_file() and not any(resolved.is_relative_to(s) for s in skipped):
-                found.append(path)
-    return found
-
-
 def leaks_in_files(paths: Iterable[Path]) -> list[str]:
-    """``"<path>: <secret>"`` for each file holding a secret in any of its plaintext forms."""
-    found = []
-    for path in paths:
-        data = path.read_bytes()
-        found += [f"{path}: {s}" for s in SECRETS if any(needle in data for needle in _needles(s))]
-    return found
+    """``"<path>: <secret>"`` for each file holding one of this test's secrets."""
+    return secret_leaks_in_files(paths, SECRETS)
 
 
 def leaks_in_texts(texts: dict[str, str]) -> list[str]:
-    """``"<what>: <secret>"`` for each text holding a secret."""
-    found = []
-    for what, text in texts.items():
-        data = text.encode("utf-8", errors="replace")
-        found += [f"{what}: {s}" for s in SECRETS if any(needle in data for needle in _needles(s))]
-    return found
+    """``"<what>: <secret>"`` for each text holding one of this test's secrets."""
+    return secret_leaks_in_texts(texts, SECRETS)
 
 
 def test_the_scan_finds_a_secret_written_where_it_looks(tmp_path: Path) -> None:
@@ -77,11 +54,11 @@ def test_the_scan_finds_a_secret_written_where_it_looks(tmp_path: Path) -> None:
     nested.parent.mkdir(parents=True)
     nested.write_bytes(b"prefix " + base64.b64encode(FILE_SECRET.encode()) + b" suffix")
 
-    assert sorted(leaks_in_files(_files_under(tmp_path))) == [
+    assert sorted(leaks_in_files(files_under(tmp_path))) == [
         f"{nested}: {FILE_SECRET}",
         f"{dirty}: {SECRET_TOKEN}",
     ]
-    assert leaks_in_files(_files_under(tmp_path, skip=[tmp_path / "a", dirty])) == []
+    assert leaks_in_files(files_under(tmp_path, skip=[tmp_path / "a", dirty])) == []
     assert leaks_in_texts({"stdout": f"token: {FILE_SECRET}", "events": "none"}) == [f"stdout: {FILE_SECRET}"]
 
 
@@ -162,15 +139,15 @@ def test_a_planted_secret_appears_nowhere_in_plaintext(repo: FixtureRepo) -> Non
 
     backend = Path(repo.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
     home = Path(repo.env["PULUMI_HOME"])
-    state_files = _files_under(backend)
+    state_files = files_under(backend)
     (checkpoint,) = [p for p in state_files if p.name == "dev.json" and p.parent.name == "fixture"]
     # The secrets are in the state, encrypted (the engine's secret signature marks them).
     assert b"4dabf18193072939515e22adb298388d" in checkpoint.read_bytes()
     scanned = [
         *state_files,
-        *_files_under(home),
-        *_files_under(repo.root, skip=[repo.root / ".git"]),
-        *_files_under(*(_event_logs() - event_logs_before)),
+        *files_under(home),
+        *files_under(repo.root, skip=[repo.root / ".git"]),
+        *files_under(*(_event_logs() - event_logs_before)),
     ]
 
     assert leaks_in_files(scanned) == []

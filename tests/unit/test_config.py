@@ -32,7 +32,7 @@ def test_dev_config_loads_with_its_values() -> None:
     assert config.cluster.endpoint.access is EndpointAccess.PUBLIC_AND_PRIVATE
     assert [g.name for g in config.cluster.node_groups] == ["system"]
     assert config.cluster.node_groups[0].desired == 2
-    assert config.git.ssh_url == "ssh://git@github.com/example-org/fleet"
+    assert config.git.sync_url == "ssh://git@github.com/example-org/fleet"
     assert config.git.sync_path("dev") == "clusters/dev"
     assert config.flux.image_automation is False
     assert config.tags == {"owner": "platform-team", "team": "platform", "cost-center": "4200"}
@@ -470,7 +470,7 @@ def test_another_git_host_needs_its_host_keys_and_a_key_registered_there(minimal
     }
     minimal["fleetDeployKey"] = {"secure": "v1:ciphertext"}
     config = load_config(minimal, stack="t")
-    assert config.git.ssh_url == "ssh://git@git.example.com/platform/fleet.git"
+    assert config.git.sync_url == "ssh://git@git.example.com/platform/fleet.git"
     assert isinstance(config.secrets.deploy_private_key, pulumi.Output)
 
     minimal["git"]["deployKey"]["rotation"] = "2026-02"

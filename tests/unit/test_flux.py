@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
+from gitops_infra import checks
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
 from gitops_infra.components.flux import (
     DEFAULT_COMPONENTS,
@@ -18,19 +20,24 @@ from gitops_infra.components.flux import (
     FLUX_NAMESPACE,
     FLUX_SECRET_NAME,
     GIT_REPOSITORY_API_VERSION,
+    GITHUB_APP_SECRET_NAME,
     IDENTITY_KEY,
     IDENTITY_PUB_KEY,
     KNOWN_HOSTS_KEY,
     KUSTOMIZATION_API_VERSION,
+    RECONCILE_REQUEST_ANNOTATION,
     SOPS_AGE_KEY,
     SOPS_SECRET_NAME,
+    WAIT_FOR_ANNOTATION,
     FluxBootstrap,
     FluxBootstrapArgs,
     FluxComponent,
+    GitHubAppSecretOptions,
     InstallOptions,
     NotificationArgs,
     SourceSecretOptions,
     SyncOptions,
+    credential_digest,
     git_repository_manifest,
     image_automation_enabled,
     install_values,
@@ -134,7 +141,7 @@ def test_image_automation_is_what_makes_flux_write() -> None:
 
 
 def _fields(options: type) -> set[str]:
-    return {f.name for f in dataclasses.fields(options)}
+    return {f.name for f in dataclasses.fields(options) if f.init}
 
 
 def bootstrap_args(**overrides: Any) -> FluxBootstrapArgs:
@@ -273,7 +280,13 @@ def test_health_checks_tolerations_and_extra_components_reach_the_graph() -> Non
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        ({"url": "https://github.com/acme/fleet"}, "SyncOptions.url: must be an ssh:// URL"),
+        ({"url": "git@github.com:acme/fleet"}, "SyncOptions.url: must be an ssh:// URL"),
+        (
+            {"url": "https://github.com/acme/fleet"},
+            "FluxBootstrapArgs.sync.url: a deploy key authenticates over SSH: use ssh://git@",
+        ),
+        ({"reconcile_request": "a=b"}, "SyncOptions.reconcile_request: must be 1-128 letters"),
+        ({"provider": "gitlab"}, "SyncOptions.provider: must be one of github, or unset"),
         ({"path": "../x"}, "SyncOptions.path: must be a relative path"),
         (
             {"components": [FluxComponent.SOURCE_CONTROLLER]},
@@ -353,7 +366,7 @@ def test_option_groups_must_be_the_option_types() -> None:
     with pytest.raises(ConfigError) as info:
         FluxBootstrapArgs(source="key", sync={"url": URL})  # type: ignore[arg-type]
     assert info.value.problems == (
-        "FluxBootstrapArgs.source: must be a SourceSecretOptions",
+        "FluxBootstrapArgs.source: must be a SourceSecretOptions (a deploy key) or a GitHubAppSecretOptions",
         "FluxBootstrapArgs.sync: must be a SyncOptions",
     )
 
@@ -444,10 +457,125 @@ def test_every_fixed_name_configmap_and_secret_is_a_patch_carried_over_from_the_
 def test_up_waits_for_both_sync_objects_to_be_ready(ready_timeout: str, annotations: dict[str, str]) -> None:
     assert ready_annotations(ready_timeout) == annotations
     graph = bootstrap(ready_timeout=ready_timeout, timeout="1s").graph  # the wait must outlast Flux's
-    for sync_object in (graph.one(GIT_REPOSITORY), graph.one(KUSTOMIZATION)):
-        assert sync_object.input("metadata.annotations") == {"pulumi.com/patchForce": "true", **annotations}
+    kustomization = graph.one(KUSTOMIZATION)
+    assert kustomization.input("metadata.annotations") == {"pulumi.com/patchForce": "true", **annotations}
+    # The GitRepository waits for Flux to have handled the key's fetch request, then for Ready.
+    request = credential_digest("ecdsa-sha2-nistp384 AAAA")
+    gated = {**annotations, RECONCILE_REQUEST_ANNOTATION: request}
+    if annotations:
+        gated[WAIT_FOR_ANNOTATION] = json.dumps(
+            [f"jsonpath={{.status.lastHandledReconcileAt}}={request}", "condition=Ready"]
+        )
+    git_repository = graph.one(GIT_REPOSITORY)
+    assert git_repository.input("metadata.annotations") == {"pulumi.com/patchForce": "true", **gated}
+    for sync_object in (git_repository, kustomization):
         # The annotation would bound deletes too: they keep the provider's 10m, for finalizers to run.
         assert sync_object.custom_timeouts == {"delete": "10m"}
+
+
+# -- credentials over time: a new key is proven before the old one goes ----------------------------------
+
+
+def test_the_reconcile_request_follows_the_key_and_nothing_else() -> None:
+    key = "ecdsa-sha2-nistp384 AAAAE2VjZHNh"
+
+    def request_of(**overrides: Any) -> str:
+        graph = bootstrap(**overrides).graph
+        value = graph.one(GIT_REPOSITORY).input("metadata.annotations")[RECONCILE_REQUEST_ANNOTATION]
+        assert checks.reconcile_request_problem(value) is None, value
+        return str(value)
+
+    first = request_of(public_key=key)
+    # The key's comment, its trailing newline (as the TLS provider writes it) and other settings: the same.
+    assert request_of(public_key=f"{key} flux-dev\n", interval="5m") == first
+    assert request_of(public_key="ecdsa-sha2-nistp384 AAAAother") != first
+    # An existing key with no public half: the private key's digest, which shows nothing of it.
+    private = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n-----END OPENSSH PRIVATE KEY-----"
+    without_public = request_of(public_key=None, private_key=private)
+    assert without_public not in private and without_public != first
+    assert request_of(public_key=None, private_key=private + "x") != without_public
+
+
+def test_the_reconcile_request_is_not_secret_though_a_private_key_made_it() -> None:
+    result = bootstrap(public_key=None, private_key=pulumi.Output.secret("mock-openssh-private-key"))
+    repository = result.graph.one(GIT_REPOSITORY)
+    assert not repository.is_secret(f"metadata.annotations.{RECONCILE_REQUEST_ANNOTATION}")
+    assert not repository.secret_paths, repository.secret_paths
+    assert "mock-openssh-private-key" not in json.dumps(repository.inputs)
+
+
+def test_the_git_repository_reads_the_secret_the_source_names_after_it_is_updated() -> None:
+    graph = bootstrap(name="flux-keys").graph
+    assert graph.one(GIT_REPOSITORY).inputs["spec"]["secretRef"] == {"name": "flux-keys"}
+    secret = graph.one(SECRET, "flux-git-auth")
+    assert secret.urn in graph.one(GIT_REPOSITORY).dependencies
+
+
+# -- GitHub App auth --------------------------------------------------------------------------------------
+
+APP_URL = "https://github.com/acme/fleet"
+
+
+def app_bootstrap(**app: Any) -> Run[FluxBootstrap]:
+    def program() -> FluxBootstrap:
+        provider = k8s.Provider("cluster", kubeconfig=MOCK_KUBECONFIG)
+        source = GitHubAppSecretOptions(
+            **{"app_id": 123, "installation_id": 456, "private_key": pulumi.Output.secret("mock-pem"), **app}
+        )
+        args = FluxBootstrapArgs(source=source, sync=SyncOptions(url=APP_URL, path="clusters/dev"))
+        return FluxBootstrap("flux", args, opts=pulumi.ResourceOptions(providers=[provider]))
+
+    return run(program, outputs=lambda f: {"namespace": f.namespace, "url": f.repository_url})
+
+
+def test_a_github_app_source_is_its_own_secret_read_by_provider_github_over_https() -> None:
+    result = app_bootstrap(base_url="https://github.example.com/api/v3")
+    graph = result.graph
+    (secret,) = graph.of_type(SECRET)
+    assert secret.name == "flux-github-app-auth"
+    assert secret.input("metadata.name") == GITHUB_APP_SECRET_NAME != FLUX_SECRET_NAME
+    # The keys source-controller v1.8.5 reads (fluxcd/pkg/auth v0.38.5, githubapp/client.go).
+    assert secret.inputs["stringData"] == {
+        "githubAppID": "123",
+        "githubAppInstallationID": "456",
+        "githubAppPrivateKey": "mock-pem",
+        "githubAppBaseURL": "https://github.example.com/api/v3",
+    }
+    assert secret.is_secret("stringData.githubAppPrivateKey")
+    repository = graph.one(GIT_REPOSITORY)
+    assert repository.inputs["spec"]["provider"] == "github"
+    assert repository.inputs["spec"]["url"] == APP_URL
+    assert repository.inputs["spec"]["secretRef"] == {"name": GITHUB_APP_SECRET_NAME}
+    assert secret.urn in repository.dependencies
+    request = repository.input("metadata.annotations")[RECONCILE_REQUEST_ANNOTATION]
+    assert request == credential_digest("123", "456", "mock-pem")
+    assert "mock-pem" not in json.dumps(repository.inputs)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("app_id", 0, "GitHubAppSecretOptions.app_id: must be a positive whole number"),
+        ("installation_id", "456", "GitHubAppSecretOptions.installation_id: must be a positive whole"),
+        ("base_url", "http://github.example.com", "GitHubAppSecretOptions.base_url: must be an https://"),
+    ],
+)
+def test_bad_github_app_options_name_the_field(field: str, value: Any, expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        GitHubAppSecretOptions(**{"app_id": 1, "installation_id": 2, "private_key": "k", field: value})
+    assert info.value.problems[0].startswith(expected), info.value.problems
+
+
+def test_a_github_app_over_ssh_is_refused_with_the_remedy() -> None:
+    with pytest.raises(ConfigError) as info:
+        FluxBootstrapArgs(
+            source=GitHubAppSecretOptions(app_id=1, installation_id=2, private_key="k"),
+            sync=SyncOptions(url=URL, path="clusters/dev"),
+        )
+    assert info.value.problems == (
+        "FluxBootstrapArgs.sync.url: GitHub App auth fetches over HTTPS: use "
+        "https://github.com/<owner>/<repository> (an ssh:// URL needs a deploy key)",
+    )
 
 
 def test_by_default_up_waits_longer_than_flux_and_a_delete_outlasts_its_timeout() -> None:
