@@ -2,6 +2,9 @@
 loopback, as plain processes. It is the harness behind ``make demo`` and the cluster tests, and it lives
 in the package so that a platform engineer can reuse it to try their own stacks locally.
 
+:class:`GitHubAppServer` stands in for GitHub when Flux fetches as a GitHub App (:class:`GitHubApp`):
+its token endpoint and git over HTTPS, with a certificate from the cluster's CA.
+
 It runs from the binaries ``make setup`` builds into a checkout's ``.tools/`` (:class:`Toolchain` finds
 them), and needs the ``local`` extra (``pip install 'gitops-infra[local]'``) for the cluster's PKI and
 deploy key; without it, using a name here raises :class:`~gitops_infra.errors.MissingExtraError`.
@@ -28,15 +31,26 @@ from gitops_infra._lazy import exports
 
 if TYPE_CHECKING:
     from ._cluster import DeployKeyPair, FleetServer, LocalCluster, free_port, running
+    from ._github import GitHubApp, GitHubAppServer
     from ._project import Toolchain
 
 # Lazy, so that importing this package (and the CLI that offers `local`) loads neither the extra's
 # packages nor the harness until a name is used.
 _EXPORTS = {
     "gitops_infra.local._cluster": ("DeployKeyPair", "FleetServer", "LocalCluster", "free_port", "running"),
+    "gitops_infra.local._github": ("GitHubApp", "GitHubAppServer"),
     "gitops_infra.local._project": ("Toolchain",),
 }
 
-__all__ = ["DeployKeyPair", "FleetServer", "LocalCluster", "Toolchain", "free_port", "running"]
+__all__ = [
+    "DeployKeyPair",
+    "FleetServer",
+    "GitHubApp",
+    "GitHubAppServer",
+    "LocalCluster",
+    "Toolchain",
+    "free_port",
+    "running",
+]
 
 __getattr__, __dir__ = exports(__name__, _EXPORTS)

@@ -461,7 +461,32 @@ class LocalCluster(_Harness):
                     raise RuntimeError(f"CRD {name} was not established within {READY_SECONDS:.0f} s")
                 time.sleep(0.2)
 
+    @property
+    def trusted_certificates(self) -> Path:
+        """What Flux's controllers trust (``SSL_CERT_FILE``): the system's CAs and this cluster's, so a
+        loopback HTTPS service with a :meth:`server_certificate` is trusted as github.com is."""
+        return self.workdir / "trusted-cas.pem"
+
+    def server_certificate(self, directory: Path, name: str) -> tuple[Path, Path]:
+        """A certificate for ``127.0.0.1`` issued by this cluster's CA, and its key: ``<name>.crt`` and
+        ``<name>.key`` in ``directory``."""
+        ca = x509.load_pem_x509_certificate(self.pki.ca_cert.read_bytes())
+        ca_key = serialization.load_pem_private_key(self.pki.ca_key.read_bytes(), password=None)
+        assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+        key = _key()
+        san: list[x509.GeneralName] = [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+        certificate = _certificate(_name(name), key, (ca.subject, ca_key), san=san)
+        directory.mkdir(parents=True, exist_ok=True)
+        paths = directory / f"{name}.crt", directory / f"{name}.key"
+        paths[0].write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+        paths[1].write_bytes(_pem(key))
+        paths[1].chmod(0o600)
+        return paths
+
     def _start_flux_controllers(self) -> None:
+        system = Path(ssl.get_default_verify_paths().cafile or "/nonexistent")
+        bundle = (system.read_bytes() if system.is_file() else b"") + self.pki.ca_cert.read_bytes()
+        self.trusted_certificates.write_bytes(bundle)
         storage = free_port()
         (self.workdir / "source-storage").mkdir(exist_ok=True)
         self._flux_flags = {
@@ -488,7 +513,7 @@ class LocalCluster(_Harness):
                 f"--metrics-addr=127.0.0.1:{free_port()}",
                 f"--health-addr=127.0.0.1:{health}",
             ],
-            {"KUBECONFIG": str(self.kubeconfig_path)},
+            {"KUBECONFIG": str(self.kubeconfig_path), "SSL_CERT_FILE": str(self.trusted_certificates)},
         )
 
         def ready() -> bool:

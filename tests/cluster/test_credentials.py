@@ -8,12 +8,12 @@ and source-controller accept, and a move between a deploy key and an App goes in
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -26,7 +26,7 @@ from gitops_infra.components.flux import (
     credential_digest,
 )
 from gitops_infra.errors import OperationFailedError
-from gitops_infra.local import DeployKeyPair, FleetServer
+from gitops_infra.local import DeployKeyPair, FleetServer, GitHubApp, GitHubAppServer, LocalCluster
 
 from .conftest import LocalStack
 
@@ -34,7 +34,6 @@ pytestmark = pytest.mark.cluster
 
 SOURCE = ("source.toolkit.fluxcd.io", "v1", "gitrepositories")
 AUTH_REFUSED = ("unable to authenticate", "handshake failed")
-APP = {"appId": 123456, "installationId": 7890123, "privateKey": "fluxAppKey"}
 
 
 def _repository(stack: LocalStack) -> dict[str, Any]:
@@ -141,75 +140,122 @@ def test_a_rotation_to_a_key_the_server_refuses_fails_up_and_rollback_restores_t
     assert after.data["identity"] == before.data["identity"]
     _proven(local_stack, deploy_key.private_key)
     # Neither key shows anywhere: the state, the work tree, the errors, the CLI's reports.
-    outputs = {
-        what: local_stack.cli(*what.split()) for what in ("history local --json", "drift local --json")
-    }
-    texts = {what: f"{result.stdout}\n{result.stderr}" for what, result in outputs.items()}
-    texts |= {"error": f"{info.value}\n{info.value!r}\n{info.value.engine_message}", "result": repr(result)}
-    assert local_stack.secret_leaks([refused.private_key, deploy_key.private_key], texts) == []
+    secrets = [refused.private_key, deploy_key.private_key]
+    assert local_stack.secret_leaks(secrets, _reports(local_stack, info.value, result)) == []
 
 
-def _app_private_key() -> str:
-    """A private key in the form GitHub gives an App's: RSA, PKCS#1 PEM."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    )
-    return pem.decode()
-
-
-def _as_app(stack: LocalStack, app_key: str) -> None:
-    """The deploy key replaced by a GitHub App in the stack file, as a person would edit it."""
-    stack.set("fluxAppKey", app_key, secret=True)
+def _as_app(stack: LocalStack, app: GitHubApp, github: GitHubAppServer) -> None:
+    """The deploy key replaced by a GitHub App in the stack file, as a person would edit it; the App's
+    API is the loopback GitHub's, as a GitHub Enterprise Server's would be."""
+    stack.set("fluxAppKey", app.private_key, secret=True)
     path = stack.root / "Pulumi.local.yaml"
     document = yaml.safe_load(path.read_text())
     git = document["config"]["gitops-infra:git"]
     del git["deployKey"], git["knownHosts"]
-    git |= {"url": "https://github.com/acme/fleet", "githubApp": APP}
+    git["url"] = github.url
+    git["githubApp"] = {
+        "appId": app.app_id,
+        "installationId": app.installation_id,
+        "privateKey": "fluxAppKey",
+        "baseUrl": github.api_url,
+    }
     path.write_text(yaml.safe_dump(document))
 
 
-def test_a_move_to_a_github_app_that_flux_cannot_use_keeps_the_key_and_rolls_back(
-    local_stack: LocalStack, deploy_key: DeployKeyPair
-) -> None:
-    local_stack.set("flux.timeout", "10s")
-    local_stack.set("flux.readyTimeout", "15s")
-    good = local_stack.commit("short waits")
-    up("local", options=local_stack.options)
-    identity = _secret(local_stack).data["identity"]
+@pytest.fixture
+def github(cluster: LocalCluster, fleet: FleetServer, tmp_path: Path) -> Iterator[GitHubAppServer]:
+    """GitHub on loopback, for one App, serving the fleet repository over HTTPS."""
+    where = tmp_path / "github"
+    certificate = cluster.server_certificate(where, "github")
+    server = GitHubAppServer(where, GitHubApp.generate(), fleet.repository, certificate).start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
-    app_key = _app_private_key()  # an App's key, which GitHub (not reachable from here) would not know
-    _as_app(local_stack, app_key)
+
+def _bounded_waits(stack: LocalStack) -> str:
+    stack.set("flux.timeout", "20s")  # the wait must outlast Flux's own
+    stack.set("flux.readyTimeout", "40s")
+    return stack.commit("bounded waits")
+
+
+def _reports(stack: LocalStack, error: BaseException | None, *results: object) -> dict[str, str]:
+    """What a person sees of the stack: the CLI's history and status, the error, the results."""
+    reports = ("history local --json", "status local --json", "drift local --json")
+    outputs = {what: stack.cli(*what.split()) for what in reports}
+    texts = {what: f"{result.stdout}\n{result.stderr}" for what, result in outputs.items()}
+    if error is not None:
+        texts["error"] = f"{error}\n{error!r}\n{getattr(error, 'engine_message', '')}"
+    return texts | {f"result {i}": repr(result) for i, result in enumerate(results)}
+
+
+def test_a_move_to_a_github_app_is_one_up_proven_by_a_fetch_as_the_app_and_back(
+    local_stack: LocalStack, github: GitHubAppServer, deploy_key: DeployKeyPair
+) -> None:
+    keyed = _bounded_waits(local_stack)
+    up("local", options=local_stack.options)
+    _as_app(local_stack, github.app, github)
     local_stack.commit("Flux as a GitHub App")
+
+    moved = up("local", options=local_stack.options)
+
+    # `up` returned once Flux had fetched as the App: a token the App's JWT earned, then git with it.
+    assert github.issued and github.fetches, github.refused
+    assert set(github.fetches) <= set(github.issued)
+    repository = _repository(local_stack)
+    assert repository["spec"]["provider"] == "github"
+    assert repository["spec"]["url"] == github.url
+    assert repository["spec"]["secretRef"] == {"name": GITHUB_APP_SECRET_NAME}
+    request = credential_digest(
+        str(github.app.app_id), str(github.app.installation_id), github.app.private_key
+    )
+    assert repository["status"]["lastHandledReconcileAt"] == request
+    assert _ready(repository)["status"] == "True", _ready(repository)
+    assert set(_data(local_stack, GITHUB_APP_SECRET_NAME)) == {
+        "githubAppID",
+        "githubAppInstallationID",
+        "githubAppPrivateKey",
+        "githubAppBaseURL",
+    }
+    # The deploy key's Secret gave its fields up at the end of the update, after the proof.
+    assert "identity" not in _data(local_stack, FLUX_SECRET_NAME)
+
+    # Going back is the same path: the key's Secret first, the proof, then the App's Secret goes.
+    result = rollback_to_commit("local", "previous", options=local_stack.options)
+
+    assert result.rolled_back_to == keyed
+    repository = _proven(local_stack, deploy_key.private_key)
+    assert repository["spec"]["url"].startswith("ssh://") and "provider" not in repository["spec"]
+    assert _data(local_stack, GITHUB_APP_SECRET_NAME) == {}
+    secrets = [github.app.private_key, deploy_key.private_key, *github.issued]
+    assert local_stack.secret_leaks(secrets, _reports(local_stack, None, moved, result)) == []
+
+
+def test_a_move_to_an_app_github_refuses_fails_up_and_keeps_the_key(
+    local_stack: LocalStack, github: GitHubAppServer, deploy_key: DeployKeyPair
+) -> None:
+    keyed = _bounded_waits(local_stack)
+    up("local", options=local_stack.options)
+    identity = _data(local_stack, FLUX_SECRET_NAME)["identity"]
+    unknown = GitHubApp.generate()  # the App's IDs, with a key GitHub does not hold for it
+    _as_app(local_stack, unknown, github)
+    local_stack.commit("Flux as a GitHub App, with a key GitHub does not know")
+
     with pytest.raises(OperationFailedError) as info:
         up("local", options=local_stack.options)
 
-    assert info.value.not_ready, str(info.value)
-    # The API server took the App's objects, and source-controller read them as an App's.
-    repository = _repository(local_stack)
-    assert repository["spec"]["provider"] == "github"
-    assert repository["spec"]["url"] == "https://github.com/acme/fleet"
-    assert repository["spec"]["secretRef"] == {"name": GITHUB_APP_SECRET_NAME}
-    app = _secret(local_stack, GITHUB_APP_SECRET_NAME)
-    assert set(app.data) == {"githubAppID", "githubAppInstallationID", "githubAppPrivateKey"}
     (reason,) = info.value.not_ready
     assert reason.startswith(f"GitRepository {local_stack.flux_namespace}/{FLUX_SYNC_NAME} is not Ready")
+    assert "401" in reason and "A JSON web token could not be decoded" in reason, reason
+    assert github.refused and not github.issued and not github.fetches
     # The move failed before its end: the deploy key's Secret is still whole.
-    assert _secret(local_stack).data["identity"] == identity
+    assert _data(local_stack, FLUX_SECRET_NAME)["identity"] == identity
 
     result = rollback_to_commit("local", "previous", options=local_stack.options)
 
-    assert result.rolled_back_to == good
-    repository = _proven(local_stack, deploy_key.private_key)
-    assert repository["spec"]["url"].startswith("ssh://")
-    assert "provider" not in repository["spec"]
-    # The App's Secret, which the rollback no longer declares, gave its fields up at the end.
+    assert result.rolled_back_to == keyed
+    _proven(local_stack, deploy_key.private_key)
     assert _data(local_stack, GITHUB_APP_SECRET_NAME) == {}
-    outputs = {
-        what: local_stack.cli(*what.split()) for what in ("history local --json", "status local --json")
-    }
-    texts = {what: f"{result.stdout}\n{result.stderr}" for what, result in outputs.items()}
-    texts |= {"error": f"{info.value}\n{info.value!r}\n{info.value.engine_message}", "result": repr(result)}
-    assert local_stack.secret_leaks([app_key, deploy_key.private_key], texts) == []
+    secrets = [unknown.private_key, deploy_key.private_key]
+    assert local_stack.secret_leaks(secrets, _reports(local_stack, info.value, result)) == []

@@ -3,10 +3,13 @@ the demo says what to build before it starts anything."""
 
 from __future__ import annotations
 
+import base64
+import datetime
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,3 +92,41 @@ def test_the_demo_runs_only_in_a_checkout(tmp_path: Path) -> None:
 def test_down_with_nothing_running_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     local_demo.down(tmp_path)
     assert capsys.readouterr().out == "demo: nothing running\n"
+
+
+# -- the loopback GitHub's check of an App's JWT -------------------------------------------------------
+
+
+def _jwt(app: Any, claims: dict[str, Any], *, key: str | None = None) -> str:
+    """A JWT as fluxcd/pkg/auth makes one: RS256, signed with the App's key (or ``key``)."""
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+    def encoded(document: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(document).encode()).decode().rstrip("=")
+
+    signing_input = f"{encoded({'alg': 'RS256', 'typ': 'JWT'})}.{encoded(claims)}"
+    private = serialization.load_pem_private_key((key or app.private_key).encode(), password=None)
+    assert isinstance(private, rsa.RSAPrivateKey)
+    signature = private.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+    return f"{signing_input}.{base64.urlsafe_b64encode(signature).decode().rstrip('=')}"
+
+
+def test_the_loopback_github_takes_only_a_current_jwt_the_apps_key_signed() -> None:
+    from gitops_infra.local import GitHubApp
+    from gitops_infra.local._github import jwt_problem
+
+    app = GitHubApp.generate(app_id=42)
+    now = datetime.datetime.now(datetime.UTC)
+    at = int(now.timestamp())
+    good = {"iss": "42", "iat": at - 30, "exp": at + 90}
+    assert jwt_problem(_jwt(app, good), app, now) is None
+    other = GitHubApp.generate(app_id=42)
+    assert (
+        jwt_problem(_jwt(app, good, key=other.private_key), app, now)
+        == "A JSON web token could not be decoded"
+    )
+    assert jwt_problem("not.a.jwt", app, now) == "A JSON web token could not be decoded"
+    assert "Issuer" in str(jwt_problem(_jwt(app, {**good, "iss": "43"}), app, now))
+    assert "Expiration" in str(jwt_problem(_jwt(app, {**good, "exp": at - 1}), app, now))
+    assert "Expiration" in str(jwt_problem(_jwt(app, {**good, "exp": at + 3600}), app, now))

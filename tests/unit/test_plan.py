@@ -182,3 +182,32 @@ def test_plan_shows_the_provider_waiting_for_a_private_endpoints_rules(tmp_path:
     resources = _by_name(json.loads(result.stdout))
     rule = resources["gitops-dev-endpoint-0"]
     assert rule["urn"] in resources["gitops-dev-k8s"]["depends_on"]
+
+
+def test_github_app_keys_are_planned_as_secrets_and_shown_nowhere(tmp_path: Path) -> None:
+    # The worst case: both PEMs written into the stack file in plaintext instead of `--secret`.
+    flux_pem, provider_pem = "flux-app-pem-testonly-7c1e", "provider-app-pem-testonly-9d2f"
+    config = _committed("dev")
+    git = dict(config["gitops-infra:git"])  # type: ignore[call-overload]
+    git.pop("deployKey", None)
+    git["githubApp"] = {"appId": 1, "installationId": 2, "privateKey": "fluxAppKey"}
+    config |= {
+        "gitops-infra:git": {**git, "scaffold": True},
+        "gitops-infra:github": {"appAuth": {"id": 3, "installationId": 4, "pemFile": "providerPem"}},
+        "gitops-infra:fluxAppKey": flux_pem,
+        "gitops-infra:providerPem": provider_pem,
+    }
+    project = _project(tmp_path, config)
+
+    outputs = [
+        _plan("test", "--cwd", str(project), *form) for form in ((), ("--json",), ("--format", "markdown"))
+    ]
+
+    assert [result.exit_code for result in outputs] == [EXIT_OK] * 3, outputs[0].output
+    for result in outputs:
+        assert flux_pem not in result.output and provider_pem not in result.output
+    resources = _by_name(json.loads(outputs[1].stdout))
+    assert resources["gitops-dev-flux-github-app-auth"]["inputs"]["stringData"] == SECRET
+    assert resources["gitops-dev-github"]["inputs"]["appAuth"] == SECRET
+    assert "token" not in resources["gitops-dev-github"]["inputs"]
+    assert not [name for name in resources if "deploy-key" in name or name.endswith("-key")]
