@@ -36,13 +36,18 @@ _SERVER_MAINTAINED: dict[str, tuple[str, ...]] = {
         "metadata.creationTimestamp",
         "metadata.uid",
         "status",
+        'metadata.annotations["reconcile.fluxcd.io/requestedAt"]',
     ),
 }
-"""Fields the API server rewrites whenever anyone touches an object, by resource type prefix.
+"""Fields the API server rewrites whenever anyone touches an object, by resource type prefix, and
+Flux's reconcile request.
 
 They change with every edit (an out-of-band ``kubectl patch`` moves ``resourceVersion`` and the
 ``managedFields`` it owns), so a difference in them alone is not drift of anything declared; a
-difference in them beside a declared field would only bury that field's line.
+difference in them beside a declared field would only bury that field's line. The platform sets
+``reconcile.fluxcd.io/requestedAt`` on its GitRepository to prove a new credential, and ``flux
+reconcile`` sets it too, to fetch now: a person asking Flux to fetch has changed nothing declared, and
+the platform's value is set again at the next credential change.
 """
 
 

@@ -17,7 +17,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from gitops_infra.automation import rollback_to_commit, up
+from gitops_infra.automation import Layer, detect_drift, rollback_to_commit, up
 from gitops_infra.components.flux import (
     FLUX_SECRET_NAME,
     FLUX_SYNC_NAME,
@@ -28,7 +28,7 @@ from gitops_infra.components.flux import (
 from gitops_infra.errors import OperationFailedError
 from gitops_infra.local import DeployKeyPair, FleetServer, GitHubApp, GitHubAppServer, LocalCluster
 
-from .conftest import LocalStack
+from .conftest import LocalStack, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -94,6 +94,21 @@ def test_a_rotation_returns_only_once_flux_has_fetched_with_the_new_key(
         assert deploy_key.fingerprint not in fetched
         _proven(local_stack, new.private_key)
         assert _secret(local_stack).metadata.uid == uid  # the Secret was updated in place
+        # `flux reconcile source git` by hand, as on any day: a request to fetch, not drift.
+        custom = client.CustomObjectsApi(local_stack.api)
+        now = "2026-12-02T10:00:00Z"
+        asked = {"metadata": {"annotations": {RECONCILE_REQUEST_ANNOTATION: now}}}
+        custom.patch_namespaced_custom_object(
+            *SOURCE[:2], local_stack.flux_namespace, SOURCE[2], FLUX_SYNC_NAME, asked
+        )
+        wait_until(
+            lambda: (
+                _repository(local_stack)["status"].get("lastHandledReconcileAt") == "2026-12-02T10:00:00Z"
+            ),
+            "Flux to handle the request by hand",
+        )
+        report = detect_drift("local", options=local_stack.options, layers=[Layer.IAC])
+        assert not report.has_drift, report.resources
         # The old key goes from the repository (Pulumi deletes a replaced deploy key once the update is
         # done): Flux fetches on with the new one.
         fleet.authorize(new)
