@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["AWAIT_FAILURE", "not_ready_reasons"]
+__all__ = ["AWAIT_FAILURE", "RECONCILE_REQUEST", "not_ready_reasons"]
 
 AWAIT_FAILURE = "failed to fully initialize or become live"
 """How pulumi-kubernetes says an object's await (``waitFor``, or its built-in readiness) did not end."""
@@ -31,6 +31,37 @@ def _ready_condition(outputs: Mapping[str, Any]) -> Mapping[str, Any] | None:
     )
 
 
+RECONCILE_REQUEST = "reconcile.fluxcd.io/requestedAt"
+"""The annotation that asks a Flux controller to reconcile now; ``status.lastHandledReconcileAt`` echoes
+the value it has handled. The platform waits for it after a credential change."""
+
+
+def _unproven(outputs: Mapping[str, Any], metadata: Mapping[str, Any]) -> str | None:
+    """Why the object's state cannot show the new credential at work, or ``None``.
+
+    Suspended, a Flux source records a reconcile request as handled and fetches nothing; with its
+    request not handled yet, its Ready condition is from before the request. Either way that condition
+    tells nothing of the new credential.
+    """
+    spec = outputs.get("spec")
+    if isinstance(spec, Mapping) and spec.get("suspend") is True:
+        name, namespace = metadata.get("name"), metadata.get("namespace")
+        return (
+            "is suspended (spec.suspend: true), so Flux fetched nothing with the new credential: resume "
+            f"it (flux resume source git {name} -n {namespace}) and run up again"
+        )
+    annotations = metadata.get("annotations")
+    request = annotations.get(RECONCILE_REQUEST) if isinstance(annotations, Mapping) else None
+    status = outputs.get("status")
+    handled = status.get("lastHandledReconcileAt") if isinstance(status, Mapping) else None
+    if request is None or handled == request:
+        return None
+    return (
+        f"has not handled the reconcile request {request} (last handled: {handled or 'none'}): "
+        "is its controller running?"
+    )
+
+
 def _not_ready(deployment: Mapping[str, Any]) -> Iterator[str]:
     for resource in deployment.get("resources") or []:
         if not isinstance(resource, Mapping) or not resource.get("initErrors"):
@@ -38,13 +69,17 @@ def _not_ready(deployment: Mapping[str, Any]) -> Iterator[str]:
         outputs = resource.get("outputs")
         if not isinstance(outputs, Mapping):
             continue
-        ready = _ready_condition(outputs)
-        if ready is None or ready.get("status") == "True" or not ready.get("message"):
-            continue
         metadata = outputs.get("metadata")
         metadata = metadata if isinstance(metadata, Mapping) else {}
         name = "/".join(str(p) for p in (metadata.get("namespace"), metadata.get("name")) if p)
         kind = outputs.get("kind") or str(resource.get("type", "")).rsplit(":", 1)[-1]
+        unproven = _unproven(outputs, metadata)
+        if unproven is not None:
+            yield f"{kind} {name} {unproven}"
+            continue
+        ready = _ready_condition(outputs)
+        if ready is None or ready.get("status") == "True" or not ready.get("message"):
+            continue
         reason = f" ({ready['reason']})" if ready.get("reason") else ""
         yield f"{kind} {name} is not Ready{reason}: {ready['message']}"
 

@@ -17,6 +17,7 @@ from pulumi import automation as auto
 
 from ..errors import ArgumentError, StackLockedError
 from ._engine import EngineEvents, run_engine
+from ._readiness import RECONCILE_REQUEST
 from ._target import StackTarget
 from ._wire import is_secret_payload, masked
 from .gitops import read_gitops
@@ -36,7 +37,7 @@ _SERVER_MAINTAINED: dict[str, tuple[str, ...]] = {
         "metadata.creationTimestamp",
         "metadata.uid",
         "status",
-        'metadata.annotations["reconcile.fluxcd.io/requestedAt"]',
+        f'metadata.annotations["{RECONCILE_REQUEST}"]',
     ),
 }
 """Fields the API server rewrites whenever anyone touches an object, by resource type prefix, and

@@ -165,6 +165,10 @@ TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
 WAIT_FOR_READY = "condition=Ready"
 RECONCILE_REQUEST_ANNOTATION = "reconcile.fluxcd.io/requestedAt"  # any new value: reconcile now
 HANDLED_REQUEST_PATH = "{.status.lastHandledReconcileAt}"  # the request value a reconcile has handled
+# Matches only while the GitRepository is not suspended: a suspended one records a request as handled
+# without fetching (source-controller v1.8.5 records it on every return, suspend included), so the
+# request alone proves nothing then. `interval` is a spec field the status does not have.
+NOT_SUSPENDED_PATH = "{$[?@.interval && (!@.suspend || @.suspend == false)]}"
 GITHUB_PROVIDER = checks.GIT_PROVIDERS[0]  # spec.provider for a GitHub App (source-controller >= 1.5)
 GITHUB_APP_SECRET_NAME = "flux-system-github-app"
 # The Secret keys source-controller v1.8.5 reads for provider github: fluxcd/pkg/auth v0.38.5,
@@ -537,7 +541,7 @@ def _metadata(options: SyncOptions) -> dict[str, Any]:
 
 def _git_repository_metadata(options: SyncOptions) -> dict[str, Any]:
     """The GitRepository's metadata: with a reconcile request, the wait is for Flux to have handled it
-    (``lastHandledReconcileAt``) and then for Ready, both on the same observed object."""
+    (``lastHandledReconcileAt``) and to be Ready, not suspended, all on the same observed object."""
     metadata = _metadata(options)
     request = options.reconcile_request
     if request is None:
@@ -545,7 +549,9 @@ def _git_repository_metadata(options: SyncOptions) -> dict[str, Any]:
     annotations: dict[str, Any] = {**metadata.get("annotations", {}), RECONCILE_REQUEST_ANNOTATION: request}
     if WAIT_FOR_ANNOTATION in annotations:
         annotations[WAIT_FOR_ANNOTATION] = pulumi.Output.from_input(request).apply(
-            lambda value: json.dumps([f"jsonpath={HANDLED_REQUEST_PATH}={value}", WAIT_FOR_READY])
+            lambda value: json.dumps(
+                [f"jsonpath={HANDLED_REQUEST_PATH}={value}", WAIT_FOR_READY, f"jsonpath={NOT_SUSPENDED_PATH}"]
+            )
         )
     return {**metadata, "annotations": annotations}
 

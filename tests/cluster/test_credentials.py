@@ -159,6 +159,50 @@ def test_a_rotation_to_a_key_the_server_refuses_fails_up_and_rollback_restores_t
     assert local_stack.secret_leaks(secrets, _reports(local_stack, info.value, result)) == []
 
 
+def test_a_rotation_while_flux_is_suspended_fails_up_saying_so_and_the_next_up_proves_it(
+    local_stack: LocalStack, fleet: FleetServer, deploy_key: DeployKeyPair
+) -> None:
+    local_stack.set("flux.timeout", "10s")
+    local_stack.set("flux.readyTimeout", "15s")
+    local_stack.commit("short waits")
+    up("local", options=local_stack.options)
+    custom = client.CustomObjectsApi(local_stack.api)
+
+    def suspend(suspended: bool) -> None:  # what `flux suspend|resume source git` does
+        body = {"spec": {"suspend": suspended}}
+        custom.patch_namespaced_custom_object(
+            *SOURCE[:2], local_stack.flux_namespace, SOURCE[2], FLUX_SYNC_NAME, body
+        )
+
+    suspend(True)  # someone paused Flux during an incident
+    new = DeployKeyPair.generate()
+    fleet.authorize(deploy_key, new)
+    try:
+        local_stack.set("localDeployKey", new.private_key, secret=True)
+        local_stack.commit("a new key")
+        with pytest.raises(OperationFailedError) as info:
+            up("local", options=local_stack.options)
+
+        # Suspended, Flux records the request as handled and fetches nothing: its old Ready stands and
+        # says nothing of the new key. The wait does not take it, and the reason names the suspend.
+        assert new.fingerprint not in fleet.accepted()
+        namespace = local_stack.flux_namespace
+        assert info.value.not_ready == (
+            f"GitRepository {namespace}/{FLUX_SYNC_NAME} is suspended (spec.suspend: true), so Flux "
+            "fetched nothing with the new credential: resume it (flux resume source git "
+            f"{FLUX_SYNC_NAME} -n {namespace}) and run up again",
+        )
+
+        suspend(False)
+        seen = len(fleet.accepted())
+        up("local", options=local_stack.options)  # the failed wait is waited for again, and holds
+
+        assert new.fingerprint in fleet.accepted()[seen:]
+        _proven(local_stack, new.private_key)
+    finally:
+        fleet.authorize(deploy_key)
+
+
 def _as_app(stack: LocalStack, app: GitHubApp, github: GitHubAppServer) -> None:
     """The deploy key replaced by a GitHub App in the stack file, as a person would edit it; the App's
     API is the loopback GitHub's, as a GitHub Enterprise Server's would be."""

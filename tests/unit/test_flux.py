@@ -464,7 +464,11 @@ def test_up_waits_for_both_sync_objects_to_be_ready(ready_timeout: str, annotati
     gated = {**annotations, RECONCILE_REQUEST_ANNOTATION: request}
     if annotations:
         gated[WAIT_FOR_ANNOTATION] = json.dumps(
-            [f"jsonpath={{.status.lastHandledReconcileAt}}={request}", "condition=Ready"]
+            [
+                f"jsonpath={{.status.lastHandledReconcileAt}}={request}",
+                "condition=Ready",
+                "jsonpath={$[?@.interval && (!@.suspend || @.suspend == false)]}",
+            ]
         )
     git_repository = graph.one(GIT_REPOSITORY)
     assert git_repository.input("metadata.annotations") == {"pulumi.com/patchForce": "true", **gated}
