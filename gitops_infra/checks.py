@@ -580,6 +580,10 @@ def git_provider_problem(value: object) -> str | None:
     return None if value in GIT_PROVIDERS else f"must be one of {', '.join(GIT_PROVIDERS)}, or unset"
 
 
+RECONCILE_REQUEST_ANNOTATION = "reconcile.fluxcd.io/requestedAt"
+"""Asks a Flux controller to reconcile now, whatever its interval: any new value is a new request, and
+``status.lastHandledReconcileAt`` echoes the value handled. The platform sets it to prove a credential,
+``flux reconcile`` sets it to a time."""
 RECONCILE_REQUEST_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
 _RECONCILE_REQUEST = re.compile(RECONCILE_REQUEST_PATTERN)
 

@@ -877,10 +877,9 @@ def _build(
     sections = {section: _validate_section(section, values.get(section), problems) for section in SECTIONS}
     environment: Environment | None = sections["environment"]
     cluster: ClusterSpec | ExistingClusterSpec | None = sections["cluster"]
-    git: GitSpec | None = sections["git"]
     flux: FluxSpec | None = sections["flux"]
     github: GitHubSpec | None = sections["github"]
-    named = _named_secret_keys(cluster, git, github)
+    named = _named_secret_keys(sections)
     # Read loosely too, so that a key an invalid section names is not also reported as unknown.
     known = {*SECTIONS, FLEET_SECTION, *SECRET_KEYS, *named.values(), *named_secret_keys(values)}
     problems.extend(fleet_spec(values.get(FLEET_SECTION))[1])
@@ -917,23 +916,32 @@ def _build(
     )
 
 
-_KUBECONFIG_AT = "cluster.existing.kubeconfig"
-_PRIVATE_KEY_AT = "git.deployKey.existing.privateKey"
-_APP_KEY_AT = "git.githubApp.privateKey"
-_PROVIDER_APP_KEY_AT = "github.appAuth.pemFile"
+_NAMED_SECRETS = {
+    "cluster.existing.kubeconfig": "kubeconfig",
+    "git.deployKey.existing.privateKey": "deploy_private_key",
+    "git.githubApp.privateKey": "github_app_private_key",
+    "github.appAuth.pemFile": "github_app_pem",
+}
+"""Where the config names a secret config key (a camelCase path), and the ``StackSecrets`` field that
+holds its value."""
 
 
-def _named_secret_keys(cluster: Any, git: GitSpec | None, github: GitHubSpec | None) -> dict[str, str]:
-    """The secret keys the config names, by where it names them (``cluster.existing.kubeconfig``...)."""
+def _at(value: Any, path: str) -> Any:
+    """The value at the dotted ``path`` inside nested mappings, or ``None``."""
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _named_secret_keys(sections: Mapping[str, Any]) -> dict[str, str]:
+    """The secret keys the validated sections name, by where they name them."""
     named: dict[str, str] = {}
-    if isinstance(cluster, ExistingClusterSpec):
-        named[_KUBECONFIG_AT] = cluster.existing.kubeconfig
-    if git is not None and git.deploy_key.existing is not None:
-        named[_PRIVATE_KEY_AT] = git.deploy_key.existing.private_key
-    if git is not None and git.github_app is not None:
-        named[_APP_KEY_AT] = git.github_app.private_key
-    if github is not None and github.app_auth is not None:
-        named[_PROVIDER_APP_KEY_AT] = github.app_auth.pem_file
+    for where in _NAMED_SECRETS:
+        section, _, path = where.partition(".")
+        model = sections.get(section)
+        key = _at(model.model_dump(by_alias=True), path) if isinstance(model, BaseModel) else None
+        if isinstance(key, str):
+            named[where] = key
     return named
 
 
@@ -946,27 +954,18 @@ def _read_secrets(
                 f"{PROJECT}:{where}: names the secret {PROJECT}:{key}, which is not set "
                 f"(pulumi config set --secret {key} ...)"
             )
-
-    def read_named(where: str) -> pulumi.Output[str] | None:
-        return read_secret(named[where]) if where in named else None
-
     return StackSecrets(
         github_token=read_secret(GITHUB_TOKEN_KEY),
         sops_age_key=read_secret(SOPS_AGE_KEY_KEY),
         notification_webhook=read_secret(NOTIFICATION_WEBHOOK_KEY),
-        kubeconfig=read_named(_KUBECONFIG_AT),
-        deploy_private_key=read_named(_PRIVATE_KEY_AT),
-        github_app_private_key=read_named(_APP_KEY_AT),
-        github_app_pem=read_named(_PROVIDER_APP_KEY_AT),
+        **{_NAMED_SECRETS[where]: read_secret(key) for where, key in named.items()},
     )
 
 
-def _loosely(raw: Mapping[str, Any], section: str, *path: str) -> Any:
-    """The value at ``section.path`` of a config not validated yet, or ``None``."""
-    value: Any = raw.get(f"{PROJECT}:{section}", raw.get(section))
-    for key in path:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
+def _loosely(raw: Mapping[str, Any], where: str) -> Any:
+    """The value at ``where`` (``section.path``) of a config not validated yet, or ``None``."""
+    section, _, path = where.partition(".")
+    return _at(raw.get(f"{PROJECT}:{section}", raw.get(section)), path)
 
 
 def named_secret_keys(raw: Mapping[str, Any]) -> tuple[str, ...]:
@@ -974,12 +973,7 @@ def named_secret_keys(raw: Mapping[str, Any]) -> tuple[str, ...]:
 
     Read loosely, from a config not validated yet: the offline plan plans each with a placeholder.
     """
-    found = (
-        _loosely(raw, "cluster", "existing", "kubeconfig"),
-        _loosely(raw, "git", "deployKey", "existing", "privateKey"),
-        _loosely(raw, "git", "githubApp", "privateKey"),
-        _loosely(raw, "github", "appAuth", "pemFile"),
-    )
+    found = (_loosely(raw, where) for where in _NAMED_SECRETS)
     return tuple(key for key in found if isinstance(key, str))
 
 
@@ -1087,7 +1081,7 @@ def plan_config(raw: Mapping[str, Any], project: str, stack: str) -> Mapping[str
         return raw
     # The stack file's own form of a secret, holding the plan's placeholder (the marker itself).
     # A GitHub App stands in for the token: planning both would be the config error it is for real.
-    app_auth = _loosely(raw, "github", "appAuth") is not None
+    app_auth = _loosely(raw, "github.appAuth") is not None
     unplanned = {GITHUB_TOKEN_KEY} if app_auth else set()
     secret_keys = [key for key in (*SECRET_KEYS, *named_secret_keys(raw)) if key not in unplanned]
     planned = {**{f"{PROJECT}:{key}": {"secure": SECRET} for key in secret_keys}, **raw}

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["AWAIT_FAILURE", "RECONCILE_REQUEST", "not_ready_reasons"]
+from ..checks import RECONCILE_REQUEST_ANNOTATION
+
+__all__ = ["AWAIT_FAILURE", "not_ready_reasons"]
 
 AWAIT_FAILURE = "failed to fully initialize or become live"
 """How pulumi-kubernetes says an object's await (``waitFor``, or its built-in readiness) did not end."""
@@ -29,11 +31,6 @@ def _ready_condition(outputs: Mapping[str, Any]) -> Mapping[str, Any] | None:
         (c for c in conditions if isinstance(c, Mapping) and c.get("type") == "Ready"),
         None,
     )
-
-
-RECONCILE_REQUEST = "reconcile.fluxcd.io/requestedAt"
-"""The annotation that asks a Flux controller to reconcile now; ``status.lastHandledReconcileAt`` echoes
-the value it has handled. The platform waits for it after a credential change."""
 
 
 def _unproven(outputs: Mapping[str, Any], metadata: Mapping[str, Any]) -> str | None:
@@ -51,7 +48,7 @@ def _unproven(outputs: Mapping[str, Any], metadata: Mapping[str, Any]) -> str | 
             f"it (flux resume source git {name} -n {namespace}) and run up again"
         )
     annotations = metadata.get("annotations")
-    request = annotations.get(RECONCILE_REQUEST) if isinstance(annotations, Mapping) else None
+    request = annotations.get(RECONCILE_REQUEST_ANNOTATION) if isinstance(annotations, Mapping) else None
     status = outputs.get("status")
     handled = status.get("lastHandledReconcileAt") if isinstance(status, Mapping) else None
     if request is None or handled == request:

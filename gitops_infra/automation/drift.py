@@ -15,9 +15,9 @@ from typing import Any
 
 from pulumi import automation as auto
 
+from ..checks import RECONCILE_REQUEST_ANNOTATION
 from ..errors import ArgumentError, StackLockedError
 from ._engine import EngineEvents, run_engine
-from ._readiness import RECONCILE_REQUEST
 from ._target import StackTarget
 from ._wire import is_secret_payload, masked
 from .gitops import read_gitops
@@ -37,7 +37,7 @@ _SERVER_MAINTAINED: dict[str, tuple[str, ...]] = {
         "metadata.creationTimestamp",
         "metadata.uid",
         "status",
-        f'metadata.annotations["{RECONCILE_REQUEST}"]',
+        f'metadata.annotations["{RECONCILE_REQUEST_ANNOTATION}"]',
     ),
 }
 """Fields the API server rewrites whenever anyone touches an object, by resource type prefix, and

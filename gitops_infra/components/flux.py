@@ -24,8 +24,9 @@ The bootstrap proves itself, as ``flux bootstrap`` does: both sync objects carry
 A credential change is proven the same way. The GitRepository carries ``reconcile.fluxcd.io/requestedAt``
 set to a digest of its credential (:attr:`SourceSecretOptions.reconcile_request`): a new key changes it,
 which asks source-controller to fetch now, and ``up`` waits until ``status.lastHandledReconcileAt``
-echoes that value with the GitRepository Ready. A Ready condition alone cannot show it, since an
-annotation does not bump the generation and the old Ready still stands. Pulumi deletes what a update
+echoes that value with the GitRepository Ready and not suspended. A Ready condition alone cannot show
+it, since an annotation does not bump the generation and the old Ready still stands; and a suspended
+GitRepository records a request as handled without fetching. Pulumi deletes what an update
 replaced or dropped (the old deploy key, the old Secret) only after every resource of the update is
 done, so the old credential outlives the proof that the new one works. The wait outlasts Flux's own
 ``timeout`` (by default it is that ``timeout`` plus a margin), so ``up`` fails with Flux's verdict, never
@@ -52,7 +53,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -163,7 +164,7 @@ DEFAULT_TIMEOUT = "5m"
 WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"  # pulumi-kubernetes >= 4.18
 TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
 WAIT_FOR_READY = "condition=Ready"
-RECONCILE_REQUEST_ANNOTATION = "reconcile.fluxcd.io/requestedAt"  # any new value: reconcile now
+RECONCILE_REQUEST_ANNOTATION = checks.RECONCILE_REQUEST_ANNOTATION
 HANDLED_REQUEST_PATH = "{.status.lastHandledReconcileAt}"  # the request value a reconcile has handled
 # Matches only while the GitRepository is not suspended: a suspended one records a request as handled
 # without fetching (source-controller v1.8.5 records it on every return, suspend included), so the
@@ -357,8 +358,11 @@ class SourceSecretOptions:
     public_key: pulumi.Input[str] | None = None
     known_hosts: pulumi.Input[str] = GITHUB_KNOWN_HOSTS
     name: str = FLUX_SECRET_NAME
-    provider: str | None = field(default=None, init=False)
+    provider: ClassVar[str | None] = None
     """The GitRepository's ``spec.provider``: none, for an SSH key."""
+    resource_kind: ClassVar[str] = "git-auth"
+    """The Secret resource's name, after the component's: one per kind of auth, so a move between them
+    creates the new Secret and deletes the old at the end of the update."""
 
     def __post_init__(self) -> None:
         problems = Problems("SourceSecretOptions")
@@ -389,8 +393,9 @@ class GitHubAppSecretOptions:
     private_key: pulumi.Input[str]
     base_url: str | None = None
     name: str = GITHUB_APP_SECRET_NAME
-    provider: str | None = field(default=GITHUB_PROVIDER, init=False)
+    provider: ClassVar[str | None] = GITHUB_PROVIDER
     """The GitRepository's ``spec.provider``: ``github``, which makes source-controller read the App."""
+    resource_kind: ClassVar[str] = "github-app-auth"
 
     def __post_init__(self) -> None:
         problems = Problems("GitHubAppSecretOptions")
@@ -435,10 +440,9 @@ def source_secret_data(options: GitAuth) -> dict[str, pulumi.Input[str]]:
 def build_source_secret(
     name: str, options: GitAuth, namespace: NamespaceResource, parent: pulumi.Resource
 ) -> k8s.core.v1.SecretPatch:
-    """The git-auth Secret in the Flux namespace. Each kind has a resource of its own, so a move from a
-    key to an App (or back) creates the new Secret and deletes the old at the end of the update."""
-    kind = "github-app-auth" if isinstance(options, GitHubAppSecretOptions) else "git-auth"
-    return fixed_secret(f"{name}-{kind}", options.name, source_secret_data(options), namespace, parent)
+    """The git-auth Secret in the Flux namespace, a resource of its own for each kind of auth."""
+    resource_name = f"{name}-{options.resource_kind}"
+    return fixed_secret(resource_name, options.name, source_secret_data(options), namespace, parent)
 
 
 def build_sops_secret(

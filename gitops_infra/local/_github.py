@@ -135,7 +135,6 @@ class GitHubAppServer:
         if not link.exists():
             link.symlink_to(repository)
         self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     @property
@@ -156,8 +155,7 @@ class GitHubAppServer:
         server.daemon_threads = True
         self.port = server.server_address[1]
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="github", daemon=True)
-        self._thread.start()
+        threading.Thread(target=server.serve_forever, name="github", daemon=True).start()
         return self
 
     def stop(self) -> None:

@@ -47,6 +47,7 @@ from gitops_infra.components.flux import (
 )
 from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, Environment, environment_data
 from gitops_infra.errors import ConfigError
+from gitops_infra.local import DeployKeyPair
 
 from .harness import MOCK_KUBECONFIG, Graph, Run, run
 
@@ -141,7 +142,7 @@ def test_image_automation_is_what_makes_flux_write() -> None:
 
 
 def _fields(options: type) -> set[str]:
-    return {f.name for f in dataclasses.fields(options) if f.init}
+    return {f.name for f in dataclasses.fields(options)}
 
 
 def bootstrap_args(**overrides: Any) -> FluxBootstrapArgs:
@@ -494,10 +495,10 @@ def test_the_reconcile_request_follows_the_key_and_nothing_else() -> None:
     assert request_of(public_key=f"{key} flux-dev\n", interval="5m") == first
     assert request_of(public_key="ecdsa-sha2-nistp384 AAAAother") != first
     # An existing key with no public half: the private key's digest, which shows nothing of it.
-    private = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n-----END OPENSSH PRIVATE KEY-----"
+    private, other = DeployKeyPair.generate().private_key, DeployKeyPair.generate().private_key
     without_public = request_of(public_key=None, private_key=private)
     assert without_public not in private and without_public != first
-    assert request_of(public_key=None, private_key=private + "x") != without_public
+    assert request_of(public_key=None, private_key=other) != without_public
 
 
 def test_the_reconcile_request_is_not_secret_though_a_private_key_made_it() -> None:
