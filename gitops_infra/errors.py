@@ -16,6 +16,7 @@ caller (and the CLI) can catch one type and print ``ErrorType: message`` without
     ├── StackNotFoundError     the named stack does not exist on the backend
     ├── StackLockedError       another update holds the stack's lock
     ├── ConfirmationRequiredError  destroying a prod stack without naming it
+    ├── DrainError             the drain before a destroy did not finish: nothing was destroyed
     ├── PromotionError         a commit not proven on the stack it must be promoted from
     ├── CheckpointError        the stack's state file cannot be read (a full disk cut it short)
     ├── CommitNotFoundError    a rollback target does not resolve to a commit with a Pulumi project
@@ -38,6 +39,7 @@ __all__ = [
     "CommitNotFoundError",
     "ConfigError",
     "ConfirmationRequiredError",
+    "DrainError",
     "EngineNotFoundError",
     "EnvironmentContractError",
     "GitError",
@@ -164,6 +166,20 @@ class PromotionError(GitOpsInfraError):
 
 class ConfirmationRequiredError(_AboutStack):
     """A destructive operation on a prod stack was not confirmed by naming the stack."""
+
+
+class DrainError(_AboutStack):
+    """The drain before a destroy did not finish: the cluster could not be reached, or objects were still
+    there when ``drain_timeout`` ran out. The destroy did not begin: the stack's resources are untouched,
+    and a destroy run again goes on from where the drain stopped.
+
+    ``remaining`` holds each object still present, with its finalizers (``KubeObject``); empty when the
+    cluster could not be reached.
+    """
+
+    def __init__(self, message: str, *, stack: str, remaining: Sequence[Any] = ()) -> None:
+        self.remaining = tuple(remaining)
+        super().__init__(message, stack=stack)
 
 
 class CheckpointError(GitOpsInfraError):

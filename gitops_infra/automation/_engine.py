@@ -36,7 +36,7 @@ from ._readiness import AWAIT_FAILURE, not_ready_reasons
 from ._target import INSTALL_HINT, StackTarget
 from .options import EventCallback
 
-__all__ = ["EngineEvents", "map_engine_errors", "run_engine"]
+__all__ = ["EngineEvents", "locked_error", "map_engine_errors", "run_engine"]
 
 T = TypeVar("T")
 
@@ -122,7 +122,7 @@ def _violation(event: auto.PolicyEvent) -> PolicyViolation:
     )
 
 
-def _locked(target: StackTarget) -> StackLockedError:
+def locked_error(target: StackTarget) -> StackLockedError:
     return StackLockedError(
         f"stack {target.stack!r} is locked by another update; wait for it to finish, pass a lock_wait to "
         "retry, or, if that update died, run `gitops-infra recover` (recover() in Python)",
@@ -236,7 +236,7 @@ def map_engine_errors(target: StackTarget, operation: str, events: EngineEvents)
         yield
     except auto.CommandError as exc:
         if isinstance(exc, auto.ConcurrentUpdateError) or _LOCK_RACE.search(str(exc)):
-            raise _locked(target) from exc
+            raise locked_error(target) from exc
         raise _translate(exc, target, operation, events) from exc
     except auto.InvalidVersionError as exc:
         raise EngineNotFoundError(f"{exc}; {INSTALL_HINT}") from exc

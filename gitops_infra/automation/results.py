@@ -25,7 +25,9 @@ __all__ = [
     "Deployment",
     "DeploymentKind",
     "DeploymentResult",
+    "DestroyPreview",
     "DestroyResult",
+    "DrainResult",
     "DriftKind",
     "DriftReport",
     "DriftedResource",
@@ -33,12 +35,15 @@ __all__ = [
     "GitOpsReport",
     "GitOpsSource",
     "GitOpsSync",
+    "KubeObject",
     "Layer",
+    "Orphan",
     "PreviewResult",
     "PropertyDiff",
     "RecordedResult",
     "RefreshResult",
     "Step",
+    "SweepResult",
     "UpResult",
     "changes_of",
     "to_jsonable",
@@ -113,8 +118,85 @@ class RefreshResult(RecordedResult):
 
 
 @dataclass(frozen=True)
+class KubeObject:
+    """A Kubernetes object the drain before a destroy stopped or deleted, as ``kind namespace/name``
+    (``kind name`` when it has no namespace: a PersistentVolume)."""
+
+    kind: str
+    namespace: str
+    name: str
+    finalizers: tuple[str, ...] = ()
+    """Its finalizers when it was last read: who holds it back (the AWS controllers, on EKS)."""
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+
+@dataclass(frozen=True)
+class DrainResult:
+    """What Flux made that a destroy removed first, so the AWS controllers could delete what it made.
+
+    With ``planned`` it is a preview: what would be suspended and deleted, nothing done.
+    """
+
+    suspended: tuple[KubeObject, ...] = ()
+    """The Kustomizations and HelmReleases suspended, so nothing is applied again."""
+    deleted: tuple[KubeObject, ...] = ()
+    """Ingresses and Gateways, LoadBalancer Services, then PersistentVolumeClaims: in the order deleted,
+    each one gone before the destroy began."""
+    skipped: str | None = None
+    """Why nothing was drained (the cluster is not the stack's; ``drain=False``), or ``None``."""
+    planned: bool = False
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """An AWS resource still tagged for the stack's cluster after the stack is gone."""
+
+    arn: str
+    type: str
+    """The ARN's service and resource type, e.g. ``ec2:volume``, ``elasticloadbalancing:loadbalancer``."""
+    tags: Mapping[str, str]
+    matched: str
+    """The tag it was found by, e.g. ``elbv2.k8s.aws/cluster=dev-eks``."""
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """What the Resource Groups Tagging API still lists for a cluster the stack made, once it is gone."""
+
+    cluster: str
+    region: str
+    orphans: tuple[Orphan, ...] = ()
+    error: str | None = None
+    """Why the sweep could not look (no credentials, access denied): then nothing is known."""
+
+    @property
+    def clean(self) -> bool:
+        """True when the sweep looked and found nothing left."""
+        return self.error is None and not self.orphans
+
+
+@dataclass(frozen=True)
 class DestroyResult(RecordedResult):
     """A destroy: every resource of the stack deleted (the stack itself and its history are kept)."""
+
+    drain: DrainResult | None = None
+    """The drain before it; ``None`` for a stack with no cluster to drain."""
+    sweeps: tuple[SweepResult, ...] = ()
+    """One per cluster the stack made, read after it was gone."""
+
+    @property
+    def clean(self) -> bool:
+        """True when every sweep looked and found nothing left behind."""
+        return all(sweep.clean for sweep in self.sweeps)
+
+
+@dataclass(frozen=True)
+class DestroyPreview(PreviewResult):
+    """What a destroy would do: the drain's plan, then the engine's deletes."""
+
+    drain: DrainResult | None = None
 
 
 class DriftKind(StrEnum):
@@ -360,6 +442,7 @@ def to_jsonable(value: Any) -> Any:
             "has_drift",
             "has_errors",
             "valid",
+            "clean",
             "name",
             "causes",
             "healthy",

@@ -2,27 +2,44 @@
 
 The stack itself, its config and its history stay, as with ``pulumi destroy``: a later ``up`` builds it
 again, and ``history`` shows the destroy with the commit it ran from.
+
+A stack that made its cluster is drained first (``_drain``: what Flux applied that made AWS resources
+goes while the controllers that delete them still run), and swept after (``_sweep``: what AWS still
+holds tagged for the cluster is reported, never deleted).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Mapping
-from typing import Literal, overload
+from dataclasses import replace
+from typing import Any, Literal, NamedTuple, overload
 
 from pulumi import automation as auto
 
 from ..checks import PROD_ENVIRONMENTS
-from ..errors import ConfirmationRequiredError
-from ._engine import EngineEvents, run_engine
+from ..errors import ArgumentError, ConfirmationRequiredError
+from ._drain import DEFAULT_DRAIN_TIMEOUT, DrainCallback, drain_clusters, owned_clusters
+from ._engine import EngineEvents, locked_error, run_engine
+from ._kube import decrypted_state, plain
 from ._stack_files import read_mapping
 from ._streamed import message_flags, run_command
 from ._target import StackTarget
 from ._work import preview_work, recorded
 from .options import EventCallback, StackOptions
-from .results import DestroyResult, PreviewResult
+from .results import DestroyPreview, DestroyResult, DrainResult, SweepResult
 
-__all__ = ["destroy", "prod_environment"]
+__all__ = ["DEFAULT_DRAIN_TIMEOUT", "destroy", "prod_environment"]
+
+_K8S_PROVIDER = "pulumi:providers:kubernetes"
+_EKS_CLUSTER = "aws:eks/cluster:Cluster"
+_NOT_OURS = (
+    "the stack's cluster is not its own (its kubeconfig comes from config or another stack): "
+    "nothing in it is drained"
+)
+_NOT_ASKED = "drain=False (--no-drain): nothing was drained, and AWS resources its objects made may be left"
 
 
 def prod_environment(target: StackTarget) -> str | None:
@@ -84,6 +101,87 @@ def _environment_values(target: StackTarget) -> list[object]:
     ]
 
 
+class _Made(NamedTuple):
+    """An EKS cluster the stack made, and how its AWS provider reaches the account: for the sweep."""
+
+    name: str
+    region: str
+    profile: str | None
+
+
+def _eks_clusters(deployment: Mapping[str, Any]) -> tuple[_Made, ...]:
+    resources = {r.get("urn"): r for r in deployment.get("resources") or [] if isinstance(r, Mapping)}
+    found = []
+    for resource in resources.values():
+        if resource.get("type") != _EKS_CLUSTER or resource.get("delete"):
+            continue
+        outputs = plain(resource.get("outputs")) or {}
+        provider = resources.get(str(resource.get("provider") or "").rpartition("::")[0]) or {}
+        settings = plain(provider.get("inputs")) or {}
+        name, arn = plain(outputs.get("name")), plain(outputs.get("arn"))
+        region = arn.split(":")[3] if isinstance(arn, str) and arn.count(":") >= 5 else None
+        region = region or plain(settings.get("region"))
+        profile = plain(settings.get("profile"))
+        if isinstance(name, str) and name and isinstance(region, str) and region:
+            found.append(_Made(name, region, profile if isinstance(profile, str) and profile else None))
+    return tuple(dict.fromkeys(found))
+
+
+def _needs_state(target: StackTarget) -> bool:
+    """Whether the stack may have a cluster to drain or sweep: read from a file backend's checkpoint
+    without decrypting anything, so a stack with no Kubernetes provider costs no extra engine command."""
+    files = target.file_backend()
+    types = files.resource_types() if files is not None else None
+    return types is None or bool(types & {_K8S_PROVIDER, _EKS_CLUSTER})
+
+
+def _checked_timeout(drain_timeout: float) -> float:
+    if not (isinstance(drain_timeout, int | float) and math.isfinite(drain_timeout) and drain_timeout > 0):
+        raise ArgumentError(f"drain_timeout: {drain_timeout!r} must be a finite number of seconds, above 0")
+    return float(drain_timeout)
+
+
+def _drain_of(
+    target: StackTarget,
+    deployment: Mapping[str, Any],
+    *,
+    drain: bool,
+    timeout: float,
+    on_drain: DrainCallback | None,
+    planned: bool,
+) -> DrainResult | None:
+    """The drain of the clusters the stack made; ``None`` for a stack that deploys to no cluster."""
+    clusters = owned_clusters(deployment, base=target.project.path)
+    if not clusters:
+        has_provider = any(
+            isinstance(r, Mapping) and r.get("type") == _K8S_PROVIDER and not r.get("delete")
+            for r in deployment.get("resources") or []
+        )
+        return DrainResult(skipped=_NOT_OURS, planned=planned) if has_provider else None
+    if not drain:
+        return DrainResult(skipped=_NOT_ASKED, planned=planned)
+    if not planned:
+        _wait_unlocked(target)
+    return drain_clusters(clusters, stack=target.stack, timeout=timeout, on_drain=on_drain, planned=planned)
+
+
+def _wait_unlocked(target: StackTarget) -> None:
+    """Drain nothing while another update holds the stack: it may be deploying what the drain deletes.
+
+    The engine's lock is taken only when the destroy itself starts, so a file backend's lock is read first
+    (waiting up to ``lock_wait``, as the engine would). Another backend's lock is the engine's to say.
+    """
+    files = target.file_backend()
+    if files is None:
+        return
+    deadline = time.monotonic() + target.lock_wait
+    while files.locks():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise locked_error(target)
+        time.sleep(min(1.0, left))
+
+
 @overload
 def destroy(
     stack: str,
@@ -92,6 +190,9 @@ def destroy(
     message: str | None = ...,
     confirm: str | None = ...,
     preview_only: Literal[False] = ...,
+    drain: bool = ...,
+    drain_timeout: float = ...,
+    on_drain: DrainCallback | None = ...,
 ) -> DestroyResult: ...
 
 
@@ -103,7 +204,10 @@ def destroy(
     message: str | None = ...,
     confirm: str | None = ...,
     preview_only: Literal[True],
-) -> PreviewResult: ...
+    drain: bool = ...,
+    drain_timeout: float = ...,
+    on_drain: DrainCallback | None = ...,
+) -> DestroyPreview: ...
 
 
 def destroy(
@@ -113,26 +217,50 @@ def destroy(
     message: str | None = None,
     confirm: str | None = None,
     preview_only: bool = False,
-) -> DestroyResult | PreviewResult:
+    drain: bool = True,
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    on_drain: DrainCallback | None = None,
+) -> DestroyResult | DestroyPreview:
     """Delete every resource of ``stack``; with ``preview_only``, only show what would be deleted.
 
     A prod stack (see :func:`prod_environment`) is destroyed only when ``confirm`` repeats its name;
     otherwise ``ConfirmationRequiredError`` is raised before anything runs. A ``confirm`` that names
     another stack is refused for any stack. A preview needs no confirmation.
 
+    A stack that made its cluster is drained first, within ``drain_timeout`` seconds (see ``_drain``):
+    Flux suspended, then its Ingresses and Gateways, LoadBalancer Services and PersistentVolumeClaims
+    deleted and gone, so that the controllers that made AWS resources for them delete those. When the
+    drain cannot finish, ``DrainError`` names what is left and nothing is destroyed. ``drain=False``
+    skips it (the result says so). ``on_drain`` is called as each object is suspended, deleted and gone.
+    After the destroy, each EKS cluster the stack made is swept: the AWS resources still tagged for it
+    are the result's ``sweeps`` (reported, never deleted). A preview shows the drain's plan.
+
     Example::
 
         print(destroy("dev", preview_only=True).changes)   # {"delete": 12}
-        destroy("dev", message="tear down the review environment")
+        result = destroy("dev", message="tear down the review environment")
+        if not result.clean:
+            print([o.arn for sweep in result.sweeps for o in sweep.orphans])
         destroy("prod", confirm="prod")
     """
     target = StackTarget.resolve(stack, options)
+    timeout = _checked_timeout(drain_timeout)
     if preview_only:
+        planned = (
+            _drain_of(
+                target, decrypted_state(target), drain=drain, timeout=timeout, on_drain=None, planned=True
+            )
+            if _needs_state(target)
+            else None
+        )
 
         def run_preview(pulumi_stack: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
             return pulumi_stack.preview_destroy(on_event=on_event)
 
-        return run_engine(target, "destroy", preview_work(stack, run_preview))
+        previewed = run_engine(target, "destroy", preview_work(stack, run_preview))
+        return DestroyPreview(
+            stack=previewed.stack, changes=previewed.changes, steps=previewed.steps, drain=planned
+        )
     if confirm is not None and confirm != stack:
         # A name given and wrong is a mix-up (the wrong terminal, the wrong variable): never a go-ahead.
         raise ConfirmationRequiredError(
@@ -147,8 +275,20 @@ def destroy(
             stack=stack,
         )
 
+    deployment = decrypted_state(target) if _needs_state(target) else {}
+    drained = _drain_of(target, deployment, drain=drain, timeout=timeout, on_drain=on_drain, planned=False)
+
     def work(pulumi_stack: auto.Stack, events: EngineEvents) -> DestroyResult:
         streamed = run_command(pulumi_stack, events, "destroy", *message_flags(message))
         return recorded(DestroyResult, target, pulumi_stack, streamed)
 
-    return run_engine(target, "destroy", work)
+    result = run_engine(target, "destroy", work)
+    return replace(result, drain=drained, sweeps=_swept(_eks_clusters(deployment)))
+
+
+def _swept(clusters: tuple[_Made, ...]) -> tuple[SweepResult, ...]:
+    if not clusters:
+        return ()
+    from ._sweep import sweep  # boto3 is paid for only by a stack that made an EKS cluster
+
+    return tuple(sweep(c.name, c.region, profile=c.profile) for c in clusters)

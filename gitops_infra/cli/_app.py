@@ -151,6 +151,10 @@ class Invocation:
         else:
             human(self.console)
 
+    def warn(self, text: str) -> None:
+        """``warning: <text>`` on stderr, whatever the format: stdout may be the whole of a document."""
+        echo(f"warning: {text}", err=True)
+
     @property
     def output_lost(self) -> bool:
         """True when stdout was closed before everything was written to it."""

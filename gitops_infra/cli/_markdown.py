@@ -93,6 +93,7 @@ def to_markdown(result: Any) -> str:
 def _renderers() -> list[tuple[type, Callable[[Any], str]]]:
     # Here, not at import: the result types load the engine wrapper, which `--help` must not pay for.
     from ..automation import (
+        DestroyResult,
         DriftReport,
         FleetDrift,
         FleetPreview,
@@ -102,11 +103,12 @@ def _renderers() -> list[tuple[type, Callable[[Any], str]]]:
         StackStatus,
     )
     from ._fleet import drift_markdown, fleet_drift_markdown, status_markdown
-    from ._operations import fleet_preview_markdown, preview_markdown, promotion_markdown
+    from ._operations import destroy_markdown, fleet_preview_markdown, preview_markdown, promotion_markdown
     from ._plan import plan_markdown
 
     return [
         (PromotionResult, promotion_markdown),
+        (DestroyResult, destroy_markdown),
         (PreviewResult, preview_markdown),
         (Plan, plan_markdown),
         (DriftReport, drift_markdown),

@@ -34,13 +34,15 @@ from ._app import (
     policy_packs_option,
 )
 from ._fleet import gitops_markdown, namer
-from ._markdown import Plain, code, counts, details, table
+from ._markdown import Plain, cell, code, counts, details, table
 from ._text import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = [
+    "DrainPrinter",
+    "destroy_markdown",
     "fleet_preview_markdown",
     "preview_markdown",
     "print_fleet_preview",
@@ -180,7 +182,7 @@ def up(
     return EXIT_OK
 
 
-def _checked_age(_ctx: click.Context, _param: click.Parameter, value: str | None) -> timedelta | None:
+def _positive_duration(_ctx: click.Context, _param: click.Parameter, value: str | None) -> timedelta | None:
     from ..checks import parse_duration
 
     if value is None:
@@ -208,7 +210,7 @@ def _checked_age(_ctx: click.Context, _param: click.Parameter, value: str | None
 @click.option(
     "--max-age",
     metavar="DURATION",
-    callback=_checked_age,
+    callback=_positive_duration,
     help="Refuse unless the source's last successful update ended within DURATION (24h, 90m).",
 )
 @message_option
@@ -296,9 +298,37 @@ def print_update(out: Console, verb: str, result: automation.UpResult | automati
     commit = f" from {result.commit[:12]}" if result.commit else ""
     changes = changes_line(dict(result.changes), applied=True)
     out.print(f"{verb} {result.stack} (version {result.version}{commit}): {changes}")
-    outputs = result.outputs if isinstance(result, automation.UpResult) else {}  # a destroy leaves none
-    for key, value in sorted(outputs.items()):
+    if isinstance(result, automation.DestroyResult):
+        print_teardown(out, result.drain, result.sweeps)
+        return
+    for key, value in sorted(result.outputs.items()):
         out.print(f"  {key}: {json.dumps(value)}")
+
+
+def print_teardown(
+    out: Console, drain: automation.DrainResult | None, sweeps: tuple[automation.SweepResult, ...] = ()
+) -> None:
+    """What the drain did (or would do), and what each sweep found left behind."""
+    if drain is not None:
+        if drain.skipped:
+            out.print(f"Drain: skipped: {drain.skipped}")
+        else:
+            verb = ("would suspend", "would delete") if drain.planned else ("suspended", "deleted")
+            out.print(f"Drain: {verb[0]} {len(drain.suspended)}, {verb[1]} {len(drain.deleted)}")
+            for obj in drain.suspended:
+                out.print(f"  {verb[0]:<13} {obj}")
+            for obj in drain.deleted:
+                out.print(f"  {verb[1]:<13} {obj}")
+    for sweep in sweeps:
+        where = f"cluster {sweep.cluster} in {sweep.region}"
+        if sweep.error is not None:
+            out.print(f"Sweep of {where}: could not look: {sweep.error}", style="red")
+        elif not sweep.orphans:
+            out.print(f"Sweep of {where}: nothing left behind")
+        else:
+            out.print(f"Sweep of {where}: {len(sweep.orphans)} left behind (not deleted):", style="red")
+            for orphan in sweep.orphans:
+                out.print(f"  {orphan.type:<36} {orphan.arn}  ({orphan.matched})")
 
 
 @main.command()
@@ -361,9 +391,23 @@ def rollback(
 
 @main.command()
 @command
+@formats
 @click.option("--yes", "-y", is_flag=True, help="Destroy without asking.")
 @click.option("--confirm", "confirm_name", metavar="STACK", help="Repeat a prod stack's name to destroy it.")
-@click.option("--preview-only", is_flag=True, help="Only show what would be deleted.")
+@click.option("--preview-only", is_flag=True, help="Only show what the drain and the destroy would delete.")
+@click.option(
+    "--no-drain",
+    is_flag=True,
+    help="Do not drain the stack's cluster first (AWS resources its objects made may be left behind).",
+)
+@click.option(
+    "--drain-timeout",
+    default="10m",
+    show_default=True,
+    callback=_positive_duration,
+    metavar="DURATION",
+    help="How long the drain may take in all (a Go duration: 90s, 10m, 1h).",
+)
 @message_option
 @lock_wait_option
 def destroy(
@@ -371,23 +415,63 @@ def destroy(
     yes: bool,
     confirm_name: str | None,
     preview_only: bool,
+    no_drain: bool,
+    drain_timeout: timedelta,
     message: str | None,
     lock_wait: float,
 ) -> int:
-    """Delete every resource of STACK (its config and history stay). A prod stack needs --confirm STACK."""
-    options = invocation.options(lock_wait=lock_wait, progress=not preview_only)
+    """Delete every resource of STACK (its config and history stay). A prod stack needs --confirm STACK.
+
+    A stack that made its cluster is drained first: Flux suspended, then its Ingresses and Gateways,
+    LoadBalancer Services and PersistentVolumeClaims deleted and gone, so that the AWS controllers delete
+    what they made for them. After the destroy, the AWS resources still tagged for the cluster are listed
+    as orphans: exit 2 when there are any (or the sweep could not look).
+    """
+    progress = not preview_only and not (invocation.json or invocation.markdown)
+    options = invocation.options(lock_wait=lock_wait, progress=progress)
+    timeout = drain_timeout.total_seconds()
     if preview_only:
         with invocation.activity("Previewing the destroy of"):
-            preview = automation.destroy(invocation.stack, options=options, preview_only=True)
-        invocation.emit(
-            preview, lambda out: print_preview(out, f"Destroy of {invocation.stack} (preview)", preview)
-        )
+            preview = automation.destroy(
+                invocation.stack,
+                options=options,
+                preview_only=True,
+                drain=not no_drain,
+                drain_timeout=timeout,
+            )
+
+        def human(out: Console) -> None:
+            print_preview(out, f"Destroy of {invocation.stack} (preview)", preview)
+            print_teardown(out, preview.drain)
+
+        invocation.emit(preview, human)
         return EXIT_OK
     invocation.confirm(f"Delete every resource of stack {invocation.stack!r}?", yes)
+    if no_drain:
+        invocation.warn("--no-drain: the cluster is not drained; AWS resources its objects made may be left")
+    on_drain = DrainPrinter(invocation.console) if progress else None
     with invocation.activity("Destroying"):
-        result = automation.destroy(invocation.stack, options=options, message=message, confirm=confirm_name)
+        result = automation.destroy(
+            invocation.stack,
+            options=options,
+            message=message,
+            confirm=confirm_name,
+            drain=not no_drain,
+            drain_timeout=timeout,
+            on_drain=on_drain,
+        )
     invocation.emit(result, lambda out: print_update(out, "Destroyed", result))
-    return EXIT_OK
+    return EXIT_OK if result.clean else EXIT_PENDING
+
+
+class DrainPrinter:
+    """One line per object as the drain suspends, deletes and sees it gone."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def __call__(self, event: str, obj: automation.KubeObject) -> None:
+        self.console.print(f"  drain: {event:<9} {obj}")
 
 
 @main.command()
@@ -455,4 +539,44 @@ def preview_markdown(result: automation.PreviewResult) -> str:
     if result.steps:
         rows = [(Plain(step.op), code(step.urn), ", ".join(step.keys)) for step in result.steps]
         lines += details(f"{len(result.steps)} steps", table(["operation", "resource", "changed"], rows))
+    if isinstance(result, automation.DestroyPreview) and result.drain is not None:
+        lines += ["", *teardown_markdown(result.drain)]
     return "\n".join(lines) + "\n"
+
+
+def destroy_markdown(result: automation.DestroyResult) -> str:
+    """A destroy as Markdown: the counts, the drain, and what each sweep found left behind."""
+    commit = f" from {code(result.commit[:12])}" if result.commit else ""
+    lines = [f"### Destroyed {code(result.stack)} (version {result.version}){commit}", ""]
+    lines += counts(dict(result.changes))
+    lines += ["", *teardown_markdown(result.drain, result.sweeps)]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def teardown_markdown(
+    drain: automation.DrainResult | None, sweeps: tuple[automation.SweepResult, ...] = ()
+) -> list[str]:
+    lines: list[str] = []
+    if drain is not None and drain.skipped:
+        lines += [f"Drain skipped: {cell(drain.skipped)}", ""]
+    elif drain is not None:
+        label = "would" if drain.planned else "done"
+        rows: list[tuple[Any, ...]] = [
+            (Plain("suspend"), Plain(o.kind), code(o.namespace), code(o.name)) for o in drain.suspended
+        ]
+        rows += [(Plain("delete"), Plain(o.kind), code(o.namespace), code(o.name)) for o in drain.deleted]
+        title = f"Drain ({label}): {len(drain.suspended)} suspended, {len(drain.deleted)} deleted"
+        lines += [f"#### {title}", ""]
+        lines += table(["step", "kind", "namespace", "name"], rows) if rows else ["Nothing to drain."]
+        lines.append("")
+    for sweep in sweeps:
+        where = f"{code(sweep.cluster)} in {code(sweep.region)}"
+        if sweep.error is not None:
+            lines += [f"#### Sweep of {where}: could not look", "", cell(sweep.error), ""]
+        elif not sweep.orphans:
+            lines += [f"#### Sweep of {where}: nothing left behind", ""]
+        else:
+            found = [(code(o.type), code(o.arn), code(o.matched)) for o in sweep.orphans]
+            lines += [f"#### Sweep of {where}: {len(sweep.orphans)} left behind", ""]
+            lines += [*table(["type", "ARN", "found by"], found), ""]
+    return lines

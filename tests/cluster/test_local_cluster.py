@@ -19,7 +19,7 @@ from kubernetes.client.exceptions import ApiException
 from pulumi import automation as auto
 
 from gitops_infra import checks
-from gitops_infra.automation import StackOptions, detect_drift, history, rollback_to_commit, up
+from gitops_infra.automation import StackOptions, destroy, detect_drift, history, rollback_to_commit, up
 from gitops_infra.cli import main
 from gitops_infra.components.flux import FLUX_SECRET_NAME, FLUX_SYNC_NAME
 from gitops_infra.errors import OperationFailedError
@@ -562,7 +562,11 @@ def test_up_takes_what_exists_and_comes_back_after_a_destroy(local_stack: LocalS
     flux_labels = core.read_namespace(local_stack.flux_namespace).metadata.labels
     assert flux_labels["app.kubernetes.io/part-of"] == "flux"
 
-    local_stack.raw_stack().destroy()
+    # The cluster is not the stack's (cluster.existing): nothing in it is drained, and nothing swept.
+    destroyed = destroy("local", options=local_stack.options)
+    assert destroyed.drain is not None and destroyed.drain.skipped is not None, destroyed.drain
+    assert "not its own" in destroyed.drain.skipped and destroyed.drain.deleted == ()
+    assert destroyed.sweeps == () and destroyed.clean
     # Neither namespace was the stack's to delete, nor the app team's ConfigMap.
     assert _configmap(local_stack, local_stack.service_namespace, "theirs") == {"owner": "app team"}
     assert core.read_namespace(local_stack.flux_namespace).status.phase == "Active"

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from pulumi import automation as auto
 
-from gitops_infra.automation import destroy, history, rollback_to_commit, up
+from gitops_infra.automation import DestroyPreview, destroy, history, rollback_to_commit, up
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
 from gitops_infra.errors import ConfirmationRequiredError
 
@@ -58,6 +58,7 @@ def test_destroy_empties_the_stack_and_is_recorded_like_an_update(repo: FixtureR
     result = destroy("dev", options=repo.options, message="tear down")
 
     assert result.changes == {"delete": 3}  # a, b and the stack
+    assert (result.drain, result.sweeps, result.clean) == (None, (), True)  # no cluster: nothing to drain
     assert repo.on_disk() == {}
     assert _resources(repo) == []
     latest = history("dev", options=repo.options)[0]
@@ -82,6 +83,7 @@ def test_destroy_preview_only_shows_the_deletes_and_changes_nothing(repo: Fixtur
 
     assert {(s.op, s.urn) for s in result.steps} >= {("delete", _file_urn("a")), ("delete", _file_urn("b"))}
     assert result.changes == {"delete": 3}
+    assert isinstance(result, DestroyPreview) and result.drain is None
     assert repo.on_disk() == {"a": "one", "b": "two"}
     assert repo.state_bytes() == before
     assert len(history("dev", options=repo.options)) == 1

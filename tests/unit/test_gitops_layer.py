@@ -30,15 +30,8 @@ from gitops_infra.automation import (
     merge_drift_reports,
 )
 from gitops_infra.automation._compat import SECRET_SIG, SECRET_SIG_KEY
-from gitops_infra.automation.gitops import (
-    _access,
-    _kubeconfig,
-    _made,
-    _materialised,
-    _why,
-    gitops_of,
-    gitops_report,
-)
+from gitops_infra.automation._kube import kubeconfig_of, materialised, provider_access, why
+from gitops_infra.automation.gitops import _made, gitops_of, gitops_report
 from gitops_infra.automation.results import FluxStatus, to_jsonable
 from gitops_infra.cli import main
 from gitops_infra.cli._fleet import drift_exit, fleet_drift_exit
@@ -231,9 +224,10 @@ def test_the_stack_s_flux_objects_and_its_provider_s_kubeconfig_are_read_from_th
         ("Kustomization", "flux-system", "flux-system", "v1"),
     ]  # the resource pending deletion is not the stack's any more
     assert made[1].source_ref == ("GitRepository", "flux-system", "flux-system")
-    access = _access(state, state["resources"][1]["provider"])
+    access = provider_access(state, state["resources"][1]["provider"])
     assert access.kubeconfig == "apiVersion: v1\nclusters: []\n" and access.context is None
-    assert _access(state, "urn:pulumi:dev::p::pulumi:providers:kubernetes::default::1").kubeconfig is None
+    default = "urn:pulumi:dev::p::pulumi:providers:kubernetes::default::1"
+    assert provider_access(state, default).kubeconfig is None
 
 
 def test_a_stack_without_flux_has_no_gitops_section() -> None:
@@ -242,19 +236,20 @@ def test_a_stack_without_flux_has_no_gitops_section() -> None:
 
 def test_a_kubeconfig_is_text_or_a_path_and_a_broken_one_is_named_without_its_content(tmp_path: Path) -> None:
     text = "apiVersion: v1\nkind: Config\nclusters: []\n"
-    assert _kubeconfig(_access(_state(text), f"{PROVIDER_URN}::1")) == {
+    assert kubeconfig_of(provider_access(_state(text), f"{PROVIDER_URN}::1")) == {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [],
     }
     path = tmp_path / "config"
     path.write_text(text)
-    assert _kubeconfig(_access(_state(str(path)), f"{PROVIDER_URN}::1"))["kind"] == "Config"  # type: ignore[index]
-    relative = replace(_access(_state("config"), f"{PROVIDER_URN}::1"), base=tmp_path)  # from the project
-    assert _kubeconfig(relative)["kind"] == "Config"  # type: ignore[index]
+    assert kubeconfig_of(provider_access(_state(str(path)), f"{PROVIDER_URN}::1"))["kind"] == "Config"  # type: ignore[index]
+    # A relative path is from the project.
+    relative = replace(provider_access(_state("config"), f"{PROVIDER_URN}::1"), base=tmp_path)
+    assert kubeconfig_of(relative)["kind"] == "Config"  # type: ignore[index]
     broken = "apiVersion: v1\nusers:\n- user: {token: s3cr3t-t0ken-value\n"
     with pytest.raises(ValueError, match="not valid YAML") as caught:
-        _kubeconfig(_access(_state(broken), f"{PROVIDER_URN}::1"))
+        kubeconfig_of(provider_access(_state(broken), f"{PROVIDER_URN}::1"))
     assert "s3cr3t" not in str(caught.value)
 
 
@@ -264,7 +259,7 @@ def test_certificate_data_goes_to_private_files_that_the_read_removes(tmp_path: 
         "clusters": [{"name": "c", "cluster": {"server": "https://x", "certificate-authority-data": "Y2E="}}],
         "users": [{"name": "u", "user": {"client-key-data": b64encode(key).decode()}}],
     }
-    written = _materialised(config, tmp_path)
+    written = materialised(config, tmp_path)
     user = written["users"][0]["user"]
     assert "client-key-data" not in user and Path(user["client-key"]).read_bytes() == key
     assert stat.S_IMODE(os.stat(user["client-key"]).st_mode) == 0o600
@@ -313,7 +308,7 @@ def test_an_api_error_says_the_status_and_the_server_s_message_and_scrubs_creden
 
     exc = ApiException(status=401, reason="Unauthorized")
     exc.body = json.dumps({"message": "token s3cr3t-t0ken-value is expired"})
-    assert _why(exc, ["s3cr3t-t0ken-value"]) == (
+    assert why(exc, ["s3cr3t-t0ken-value"]) == (
         "the API server answered 401 Unauthorized: token [secret] is expired"
     )
 

@@ -9,11 +9,16 @@ import pytest
 from gitops_infra.automation import (
     SECRET,
     Deployment,
+    DestroyPreview,
+    DestroyResult,
+    DrainResult,
     DriftedResource,
     DriftKind,
     DriftReport,
     FleetDrift,
     FleetPreview,
+    KubeObject,
+    Orphan,
     PreviewResult,
     PropertyDiff,
     StackDrift,
@@ -22,6 +27,7 @@ from gitops_infra.automation import (
     StackPreview,
     StackStatus,
     Step,
+    SweepResult,
 )
 from gitops_infra.cli import to_markdown
 
@@ -184,8 +190,31 @@ def _renderings(hostile: str) -> list[tuple[str, int]]:
         ),
         shard="0/2",
     )
+    suspended = KubeObject("Kustomization", hostile, hostile, (hostile,))
+    drain = DrainResult(suspended=(suspended,), deleted=(KubeObject("Service", hostile, hostile),))
+    destroyed = DestroyResult(
+        stack=hostile,
+        changes={"delete": 2},
+        version=3,
+        commit=hostile,
+        drain=drain,
+        sweeps=(
+            SweepResult(hostile, hostile, orphans=(Orphan(hostile, hostile, {hostile: hostile}, hostile),)),
+            SweepResult(hostile, hostile, error=hostile),
+        ),
+    )
+    planned = DestroyPreview(
+        stack=hostile,
+        changes={"delete": 1},
+        steps=(Step(urn=urn, op="delete", type="t"),),
+        drain=DrainResult(deleted=(KubeObject("Ingress", hostile, hostile),), planned=True),
+    )
+    skipped = DestroyPreview(stack=hostile, changes={}, steps=(), drain=DrainResult(skipped=hostile))
     # (rendering, <tr> rows it must have: header rows included)
     return [
+        (to_markdown(destroyed), 1 + 1 + 3 + 2),  # the counts, the drain, one sweep's orphans
+        (to_markdown(planned), 2 + 2 + 2),
+        (to_markdown(skipped), 0),
         (to_markdown(drift), 2 + 2),
         (to_markdown(fleet), 2 + 3 + 2),  # by cause, by stack, then the drifted stack's details
         (to_markdown(previews), 3 + 2),

@@ -69,3 +69,190 @@ def test_the_projects_own_default_counts_and_the_stack_name_too(project: Path) -
     (project / "Pulumi.production.yaml").write_text("config: {}\n")
     target = StackTarget.resolve("production", StackOptions(work_dir=project))
     assert prod_environment(target) == "stack name 'production'"
+
+
+# -- the drain and the sweep: which clusters, read from the state ------------------------------------------
+
+PROVIDER = "urn:pulumi:dev::p::pulumi:providers:kubernetes::"
+CLUSTER = "urn:pulumi:dev::p::eks:index:Cluster::dev"
+AWS = "urn:pulumi:dev::p::pulumi:providers:aws::default_7_0_0"
+
+
+def _provider(name: str, kubeconfig: str, sources: list[str], **extra: object) -> dict[str, object]:
+    return {
+        "urn": PROVIDER + name,
+        "id": f"{name}-id",
+        "type": "pulumi:providers:kubernetes",
+        "inputs": {"kubeconfig": kubeconfig},
+        "propertyDependencies": {"kubeconfig": sources},
+        **extra,
+    }
+
+
+def _deployment(*resources: dict[str, object]) -> dict[str, object]:
+    made = [
+        {"urn": CLUSTER, "type": "eks:index:Cluster"},
+        {
+            "urn": "urn:pulumi:dev::p::pulumi:pulumi:StackReference::infra",
+            "type": "pulumi:pulumi:StackReference",
+        },
+    ]
+    return {"resources": [*made, *resources]}
+
+
+def test_a_cluster_is_the_stack_s_when_its_provider_s_kubeconfig_comes_from_a_resource_of_the_stack() -> None:
+    from gitops_infra.automation._drain import owned_clusters
+
+    deployment = _deployment(
+        _provider("made", "made: 1\n", [CLUSTER]),
+        _provider("again", "made: 1\n", [CLUSTER]),  # pulumi-eks's own provider for the same cluster: once
+        _provider("existing", "existing: 1\n", []),  # cluster.existing: a kubeconfig from config
+        _provider("referenced", "ref: 1\n", ["urn:pulumi:dev::p::pulumi:pulumi:StackReference::infra"]),
+        _provider("elsewhere", "gone: 1\n", ["urn:pulumi:dev::p::eks:index:Cluster::not-in-this-state"]),
+        _provider("deleted", "old: 1\n", [CLUSTER], delete=True),  # pending delete from a replace
+    )
+    assert [a.kubeconfig for a in owned_clusters(deployment)] == ["made: 1\n"]
+    assert owned_clusters(_deployment(_provider("existing", "existing: 1\n", []))) == ()
+    assert owned_clusters({}) == ()
+
+
+def test_the_sweep_takes_each_eks_cluster_s_name_region_and_the_profile_of_its_aws_provider() -> None:
+    from gitops_infra.automation.teardown import _eks_clusters, _Made
+
+    def eks(name: str, arn: object, provider: str = f"{AWS}::id") -> dict[str, object]:
+        return {
+            "urn": f"urn:pulumi:dev::p::aws:eks/cluster:Cluster::{name}",
+            "type": "aws:eks/cluster:Cluster",
+            "outputs": {"name": name, "arn": arn},
+            "provider": provider,
+        }
+
+    deployment = {
+        "resources": [
+            {"urn": AWS, "type": "pulumi:providers:aws", "inputs": {"region": "us-east-1", "profile": "ops"}},
+            eks("dev-eks", "arn:aws:eks:eu-west-1:123456789012:cluster/dev-eks"),
+            eks("no-arn", None),  # not known yet: the provider's region
+            eks("dev-eks", "arn:aws:eks:eu-west-1:123456789012:cluster/dev-eks"),  # once
+            {**eks("going", "arn:aws:eks:eu-west-1:1:cluster/going"), "delete": True},
+            eks("", "arn:aws:eks:eu-west-1:1:cluster/x"),  # no name: nothing to look for
+        ]
+    }
+    assert _eks_clusters(deployment) == (
+        _Made("dev-eks", "eu-west-1", "ops"),
+        _Made("no-arn", "us-east-1", "ops"),
+    )
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf")])
+def test_a_drain_timeout_that_is_no_positive_number_of_seconds_is_refused_before_anything_runs(
+    project: Path, timeout: float
+) -> None:
+    from gitops_infra.automation import destroy
+    from gitops_infra.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match=r"drain_timeout: .* must be a finite number of seconds, above 0"):
+        destroy("dev", options=StackOptions(work_dir=project), drain_timeout=timeout)
+
+
+def test_an_unreachable_cluster_stops_the_drain_with_no_credential_in_the_error() -> None:
+    import socket
+
+    from gitops_infra.automation._drain import drain_clusters
+    from gitops_infra.automation._kube import Access
+    from gitops_infra.errors import DrainError
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    kubeconfig = (
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        f"clusters: [{{name: c, cluster: {{server: 'https://127.0.0.1:{port}'}}}}]\n"
+        "users: [{name: u, user: {token: s3cr3t-t0ken-value}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    with pytest.raises(DrainError) as raised:
+        drain_clusters((Access(kubeconfig, None),), stack="dev", timeout=30)
+    message = str(raised.value)
+    assert message.startswith("cannot drain the cluster of stack 'dev' before destroying it: ")
+    assert "Nothing was destroyed" in message and "--no-drain" in message
+    assert "s3cr3t" not in message and raised.value.remaining == ()
+
+
+# -- the command: what it prints, and its exit code ----------------------------------------------------------
+
+
+def _destroyed(**fields: object) -> object:
+    from gitops_infra.automation import DestroyResult
+
+    return DestroyResult(stack="dev", changes={"delete": 3}, version=2, commit=None, **fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("sweeps", "code"),
+    [
+        pytest.param((), 0, id="no EKS cluster"),
+        pytest.param("clean", 0, id="nothing left"),
+        pytest.param("orphan", 2, id="an orphan"),
+        pytest.param("error", 2, id="the sweep could not look"),
+    ],
+)
+def test_destroy_exits_2_when_the_sweep_finds_orphans_or_cannot_look(
+    project: Path, monkeypatch: pytest.MonkeyPatch, sweeps: object, code: int
+) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from gitops_infra import automation
+    from gitops_infra.automation import Orphan, SweepResult
+    from gitops_infra.cli import main
+
+    found = {
+        "clean": (SweepResult("dev-eks", "eu-west-1"),),
+        "orphan": (
+            SweepResult(
+                "dev-eks",
+                "eu-west-1",
+                orphans=(Orphan("arn:aws:ec2:eu-west-1:1:volume/vol-1", "ec2:volume", {}, "x=y"),),
+            ),
+        ),
+        "error": (SweepResult("dev-eks", "eu-west-1", error="no AWS credentials"),),
+    }.get(sweeps, ())  # type: ignore[call-overload]
+    calls: list[dict[str, object]] = []
+
+    def destroy(stack: str, **kwargs: object) -> object:
+        calls.append(kwargs)
+        return _destroyed(sweeps=found)
+
+    monkeypatch.setattr(automation, "destroy", destroy)
+    result = CliRunner().invoke(
+        main, ["destroy", "dev", "--yes", "--json", "--drain-timeout", "90s", "--cwd", str(project)]
+    )
+    assert result.exit_code == code, result.output
+    document = json.loads(result.stdout)
+    assert document["clean"] is (code == 0)
+    assert calls[0]["drain"] is True and calls[0]["drain_timeout"] == 90.0
+
+
+def test_no_drain_is_passed_on_with_a_warning_and_a_bad_timeout_is_a_usage_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from gitops_infra import automation
+    from gitops_infra.cli import main
+
+    calls: list[dict[str, object]] = []
+    monkeypatch.setattr(automation, "destroy", lambda stack, **kw: calls.append(kw) or _destroyed())
+    runner = CliRunner()
+    skipped = runner.invoke(main, ["destroy", "dev", "--yes", "--no-drain", "--cwd", str(project)])
+    assert skipped.exit_code == 0, skipped.output
+    assert "warning: --no-drain: the cluster is not drained" in skipped.stderr
+    assert calls[-1]["drain"] is False
+    for bad in ("soon", "0s", "-5m"):
+        refused = runner.invoke(
+            main, ["destroy", "dev", "--yes", "--drain-timeout", bad, "--cwd", str(project)]
+        )
+        assert refused.exit_code == 1, (bad, refused.output)  # a usage error, as the CLI says every one
+        assert "UsageError: Invalid value for '--drain-timeout'" in refused.stderr, refused.output
+    assert len(calls) == 1  # nothing ran for a bad timeout

@@ -1,0 +1,306 @@
+"""The drain before a destroy, on the real API server, kube-controller-manager and Flux's controllers.
+
+Flux applies a LoadBalancer Service, an Ingress and a PersistentVolumeClaim from the fleet repository,
+each with a finalizer that a stand-in controller holds, as the AWS Load Balancer Controller and the EBS
+CSI driver hold theirs while they delete what they made in AWS. The stack (``drain_fixture``) makes its
+cluster, so ``destroy`` drains it: Flux suspended, then each group deleted and gone in order, then the
+engine's destroy. With the stand-in stopped the drain runs out of time, names what is left, and the
+stack is untouched; run again with it running, the destroy completes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+from pulumi import automation as auto
+
+from gitops_infra.automation import KubeObject, StackOptions, destroy, history, up
+from gitops_infra.cli import main
+from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
+
+from ..support import TOOLCHAIN, commit_all, engine_env, init_repo, secret_leaks_in_texts, write_project
+from .conftest import ENGINE, wait_until
+
+pytestmark = pytest.mark.cluster
+
+FIXTURE = Path(__file__).parent / "drain_fixture" / "__main__.py"
+FINALIZER = "test.gitops-infra.dev/aws"
+STACK = "review"
+KUSTOMIZATIONS = ("kustomize.toolkit.fluxcd.io", "v1", "kustomizations")
+
+
+def _manifests(namespace: str) -> str:
+    held = {"finalizers": [FINALIZER]}
+    documents: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "Ingress",
+            "metadata": {"name": "web", "namespace": namespace, **held},
+            "spec": {
+                "ingressClassName": "alb",
+                "defaultBackend": {"service": {"name": "web", "port": {"number": 80}}},
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web", "namespace": namespace, **held},
+            "spec": {"type": "LoadBalancer", "selector": {"app": "web"}, "ports": [{"port": 80}]},
+        },
+        {  # not a load balancer: the drain leaves it
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "internal", "namespace": namespace},
+            "spec": {"selector": {"app": "web"}, "ports": [{"port": 8080}]},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data", "namespace": namespace, **held},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        },
+    ]
+    return "---\n".join(json.dumps(d) + "\n" for d in documents)
+
+
+class StandIn:
+    """Holds ``FINALIZER`` as the AWS controllers hold theirs: it lets an object go ``delay`` seconds
+    after the object is marked for deletion, and logs what it saw, in order, to ``log``."""
+
+    def __init__(self, api: Any, namespace: str, flux_namespace: str, log: Path, delay: float = 1.0) -> None:
+        self.core = client.CoreV1Api(api)
+        self.networking = client.NetworkingV1Api(api)
+        self.custom = client.CustomObjectsApi(api)
+        self.namespace, self.flux_namespace, self.log, self.delay = namespace, flux_namespace, log, delay
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._seen: dict[tuple[str, str], float] = {}
+
+    def __enter__(self) -> StandIn:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        assert self._thread is not None
+        self._thread.join(timeout=10)
+
+    def _write(self, line: str) -> None:
+        with self.log.open("a") as out:
+            out.write(line + "\n")
+
+    def _held(self) -> Iterator[tuple[str, Any, Any]]:
+        ns = self.namespace
+        for obj in self.networking.list_namespaced_ingress(ns).items:
+            yield "Ingress", obj, self.networking.patch_namespaced_ingress
+        for obj in self.core.list_namespaced_service(ns).items:
+            yield "Service", obj, self.core.patch_namespaced_service
+        for obj in self.core.list_namespaced_persistent_volume_claim(ns).items:
+            yield "PersistentVolumeClaim", obj, self.core.patch_namespaced_persistent_volume_claim
+
+    def _suspended(self) -> bool:
+        found = self.custom.list_namespaced_custom_object(
+            *KUSTOMIZATIONS[:2], self.flux_namespace, "kustomizations"
+        )
+        return all(k.get("spec", {}).get("suspend") is True for k in found["items"])
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for kind, obj, patch in self._held():
+                finalizers = obj.metadata.finalizers or []
+                if obj.metadata.deletion_timestamp is None or FINALIZER not in finalizers:
+                    continue
+                key = (kind, obj.metadata.name)
+                if key not in self._seen:
+                    self._seen[key] = time.monotonic()
+                    self._write(f"deleting {kind} {obj.metadata.name} (Flux suspended: {self._suspended()})")
+                elif time.monotonic() - self._seen[key] >= self.delay:
+                    index = finalizers.index(FINALIZER)
+                    body = [
+                        {"op": "test", "path": f"/metadata/finalizers/{index}", "value": FINALIZER},
+                        {"op": "remove", "path": f"/metadata/finalizers/{index}"},
+                    ]
+                    patch(obj.metadata.name, self.namespace, body)
+                    self._write(f"released {kind} {obj.metadata.name}")
+            self._stop.wait(0.2)
+
+
+def _suspended(api: Any) -> bool:
+    """Whether any Kustomization in the test's Flux namespace is suspended."""
+    found = client.CustomObjectsApi(api).list_namespaced_custom_object(
+        *KUSTOMIZATIONS[:2], "flux-drain", KUSTOMIZATIONS[2]
+    )
+    return any(k.get("spec", {}).get("suspend") for k in found["items"])
+
+
+def _gone(read: Any, *args: str) -> bool:
+    try:
+        read(*args)
+    except ApiException as exc:
+        if exc.status == 404:
+            return True
+        raise
+    return False
+
+
+@pytest.fixture
+def project(
+    tmp_path: Path, cluster: LocalCluster, fleet: FleetServer, deploy_key: DeployKeyPair
+) -> Iterator[tuple[Path, dict[str, str], str]]:
+    """The drain fixture as a committed project with its stack configured; its apps' namespace."""
+    assert ENGINE is not None
+    root = init_repo(write_project(tmp_path / "project", "drain", virtualenv=sys.prefix), "drain tests")
+    shutil.copy(FIXTURE, root / "__main__.py")
+    (root / ".gitignore").write_text("__pycache__/\n")
+    env = engine_env(tmp_path, path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir])
+    stack = auto.Stack.create(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
+    settings = {
+        "log": str(tmp_path / "order.log"),
+        "knownHosts": fleet.known_hosts,
+        "url": fleet.url,
+        "path": "clusters/drain",
+        "namespace": "flux-drain",
+    }
+    for key, value in settings.items():
+        stack.set_config(key, auto.ConfigValue(value))
+    stack.set_config("kubeconfig", auto.ConfigValue(cluster.kubeconfig, secret=True))
+    stack.set_config("deployKey", auto.ConfigValue(deploy_key.private_key, secret=True))
+    commit_all(root, "a program that makes its cluster")
+    namespace = "apps-drain"
+    fleet.commit({"clusters/drain/apps.yaml": _manifests(namespace)}, "a load balancer, an ingress, a volume")
+    try:
+        yield root, env, namespace
+    finally:
+        # Whatever a failed test left, without a drain: Flux prunes what it applied, and waits for it.
+        with StandIn(cluster.api(), namespace, "flux-drain", tmp_path / "teardown.log", delay=0):
+            stack.destroy(on_output=None)
+
+
+def test_destroy_drains_what_flux_made_in_order_and_a_drain_out_of_time_destroys_nothing(
+    project: tuple[Path, dict[str, str], str], cluster: LocalCluster, tmp_path: Path
+) -> None:
+    root, env, namespace = project
+    options = StackOptions(work_dir=root, env=env)
+    api = cluster.api()
+    core, networking = client.CoreV1Api(api), client.NetworkingV1Api(api)
+    log = tmp_path / "order.log"
+    up(STACK, options=options)
+    wait_until(
+        lambda: not _gone(core.read_namespaced_persistent_volume_claim, "data", namespace),
+        "Flux to apply the fleet's objects",
+    )
+
+    def cli(*args: str) -> Any:
+        return CliRunner().invoke(main, [*args, "--cwd", str(root)], env=env, catch_exceptions=False)
+
+    # The plan: what would be suspended and deleted, in order; nothing done.
+    previewed = cli("destroy", STACK, "--preview-only")
+    assert previewed.exit_code == 0, previewed.output
+    would = [line.split() for line in previewed.output.splitlines() if line.startswith("  would ")]
+    assert would == [
+        ["would", "suspend", "Kustomization", "flux-drain/flux-system"],
+        ["would", "delete", "Ingress", f"{namespace}/web"],
+        ["would", "delete", "Service", f"{namespace}/web"],
+        ["would", "delete", "PersistentVolumeClaim", f"{namespace}/data"],
+    ], previewed.output
+    markdown = cli("destroy", STACK, "--preview-only", "--format", "markdown")
+    assert "#### Drain (would): 1 suspended, 3 deleted" in markdown.output, markdown.output
+    document = json.loads(cli("destroy", STACK, "--preview-only", "--json").output)
+    assert [o["kind"] for o in document["drain"]["deleted"]] == [
+        "Ingress",
+        "Service",
+        "PersistentVolumeClaim",
+    ]
+    assert document["drain"]["planned"] is True
+    assert networking.read_namespaced_ingress("web", namespace).metadata.deletion_timestamp is None
+
+    # Another update holds the stack: it may be deploying what the drain would delete, so nothing is.
+    backend = Path(env["PULUMI_BACKEND_URL"].removeprefix("file://"))
+    lock = backend / ".pulumi" / "locks" / "organization" / "drain" / STACK / "held.json"
+    lock.parent.mkdir(parents=True, exist_ok=True)  # the engine keeps the directory
+    lock.write_text(json.dumps({"username": "colleague", "hostname": "runner", "pid": 1, "timestamp": ""}))
+    locked = cli("destroy", STACK, "--yes")
+    assert locked.exit_code == 1 and "StackLockedError" in locked.output, locked.output
+    assert (
+        not _suspended(api)
+        and networking.read_namespaced_ingress("web", namespace).metadata.deletion_timestamp is None
+    )
+    lock.unlink()
+
+    # Out of time, with nobody to release the finalizers: named, and the stack untouched.
+    before = auto.Stack.select(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env)).export_stack()
+    versions = [d.version for d in history(STACK, options=options)]
+    failed = cli("destroy", STACK, "--yes", "--drain-timeout", "3s")
+    assert failed.exit_code == 1, failed.output
+    assert "DrainError" in failed.output and "ran out of its 3s" in failed.output, failed.output
+    assert f"Ingress {namespace}/web (finalizers: {FINALIZER})" in failed.output, failed.output
+    assert "Nothing was destroyed" in failed.output
+    after = auto.Stack.select(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env)).export_stack()
+    assert [r["urn"] for r in after.deployment["resources"]] == [
+        r["urn"] for r in before.deployment["resources"]
+    ]
+    assert [d.version for d in history(STACK, options=options)] == versions
+    assert not log.exists() or "cluster deleted" not in log.read_text()
+    # Flux stays suspended; the next group was not begun.
+    assert core.read_namespaced_service("web", namespace).metadata.deletion_timestamp is None
+
+    # Run again with the controllers at work: the drain goes on, then the engine destroys the cluster.
+    events: list[tuple[str, KubeObject]] = []
+    with StandIn(api, namespace, "flux-drain", log):
+        result = destroy(
+            STACK, options=options, drain_timeout=120, on_drain=lambda e, o: events.append((e, o))
+        )
+    assert result.drain is not None
+    assert [str(o) for o in result.drain.deleted] == [
+        f"Ingress {namespace}/web",
+        f"Service {namespace}/web",
+        f"PersistentVolumeClaim {namespace}/data",
+    ]
+    assert result.drain.suspended == ()  # the run that ran out of time had suspended it
+    assert result.sweeps == () and result.clean
+    assert log.read_text().splitlines() == [
+        "deleting Ingress web (Flux suspended: True)",
+        "released Ingress web",
+        "deleting Service web (Flux suspended: True)",
+        "released Service web",
+        "deleting PersistentVolumeClaim data (Flux suspended: True)",
+        "released PersistentVolumeClaim data",
+        "cluster deleted",
+    ]
+    assert [(e, str(o)) for e, o in events if e == "gone"] == [
+        ("gone", f"Ingress {namespace}/web"),
+        ("gone", f"Service {namespace}/web"),
+        ("gone", f"PersistentVolumeClaim {namespace}/data"),
+    ]
+    # Only load balancers, ingresses and claims went; the stack is empty; nothing was made again.
+    assert core.read_namespaced_service("internal", namespace).spec.type == "ClusterIP"
+    assert _gone(core.read_namespaced_service, "web", namespace)
+    assert result.changes.get("delete", 0) > 0
+
+    # The second act: up again makes a Kustomization of its own, not suspended, and Flux applies again.
+    up(STACK, options=options)
+    assert not _suspended(api)
+    wait_until(
+        lambda: not _gone(core.read_namespaced_service, "web", namespace), "Flux to apply the Service again"
+    )
+    texts = {
+        "preview": previewed.output,
+        "markdown": markdown.output,
+        "failed": failed.output,
+        "result": repr(result),
+    }
+    key_data = json.loads(cluster.kubeconfig)["users"][0]["user"]["client-key-data"]
+    assert secret_leaks_in_texts(texts, [key_data]) == []
