@@ -76,6 +76,26 @@ class _Apis:
         self.core = client.CoreV1Api(api)
         self.networking = client.NetworkingV1Api(api)
         self.custom = client.CustomObjectsApi(api)
+        self.served: dict[str, str] = {}
+        """The version of each custom kind the cluster serves, as its list found it."""
+
+    def list_custom(self, kind: str, group: str, plural: str, versions: tuple[str, ...]) -> Any:
+        """The kind's objects in the first of ``versions`` the cluster serves (404 when it serves none)."""
+        from kubernetes.client.exceptions import ApiException
+
+        missing: ApiException | None = None
+        for version in versions:
+            try:
+                found = self.custom.list_cluster_custom_object(group, version, plural, _request_timeout=_RT)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+                missing = exc
+                continue
+            self.served[kind] = version
+            return found
+        assert missing is not None
+        raise missing
 
     def plain(self, answer: Any) -> dict[str, Any]:
         return (
@@ -99,26 +119,29 @@ class _Kind:
     patch: Callable[[_Apis, str, str, Any], Any] | None = None
 
 
-def _custom(kind: str, group: str, version: str, plural: str) -> _Kind:
+def _custom(kind: str, group: str, plural: str, versions: tuple[str, ...]) -> _Kind:
+    """A custom kind in the first of ``versions`` (newest first) the cluster serves: a Flux older than
+    the one the chart pins (``install: external``) still serves only a beta, and its objects must be
+    suspended all the same."""
     return _Kind(
         kind,
-        list=lambda a: a.custom.list_cluster_custom_object(group, version, plural, _request_timeout=_RT),
+        list=lambda a: a.list_custom(kind, group, plural, versions),
         read=lambda a, ns, name: a.custom.get_namespaced_custom_object(
-            group, version, ns, plural, name, _request_timeout=_RT
+            group, a.served.get(kind, versions[0]), ns, plural, name, _request_timeout=_RT
         ),
         delete=lambda a, ns, name: a.custom.delete_namespaced_custom_object(
-            group, version, ns, plural, name, _request_timeout=_RT
+            group, a.served.get(kind, versions[0]), ns, plural, name, _request_timeout=_RT
         ),
         # A dict body goes as a JSON merge patch, in every client version this package allows.
         patch=lambda a, ns, name, body: a.custom.patch_namespaced_custom_object(
-            group, version, ns, plural, name, body, _request_timeout=_RT
+            group, a.served.get(kind, versions[0]), ns, plural, name, body, _request_timeout=_RT
         ),
     )
 
 
 _FLUX = (
-    _custom("Kustomization", "kustomize.toolkit.fluxcd.io", "v1", "kustomizations"),
-    _custom("HelmRelease", "helm.toolkit.fluxcd.io", "v2", "helmreleases"),
+    _custom("Kustomization", "kustomize.toolkit.fluxcd.io", "kustomizations", ("v1", "v1beta2")),
+    _custom("HelmRelease", "helm.toolkit.fluxcd.io", "helmreleases", ("v2", "v2beta2", "v2beta1")),
 )
 _INGRESS = _Kind(
     "Ingress",
@@ -126,7 +149,7 @@ _INGRESS = _Kind(
     read=lambda a, ns, name: a.networking.read_namespaced_ingress(name, ns, _request_timeout=_RT),
     delete=lambda a, ns, name: a.networking.delete_namespaced_ingress(name, ns, _request_timeout=_RT),
 )
-_GATEWAY = _custom("Gateway", "gateway.networking.k8s.io", "v1", "gateways")
+_GATEWAY = _custom("Gateway", "gateway.networking.k8s.io", "gateways", ("v1", "v1beta1"))
 _SERVICE = _Kind(
     "Service",
     list=lambda a: a.core.list_service_for_all_namespaces(_request_timeout=_RT),

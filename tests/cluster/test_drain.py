@@ -15,7 +15,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,8 @@ FIXTURE = Path(__file__).parent / "drain_fixture" / "__main__.py"
 FINALIZER = "test.gitops-infra.dev/aws"
 STACK = "review"
 KUSTOMIZATIONS = ("kustomize.toolkit.fluxcd.io", "v1", "kustomizations")
+GATEWAYS = ("gateway.networking.k8s.io", "v1beta1", "gateways")
+"""Gateway API before 1.0 served only v1beta1: the drain finds what the cluster serves."""
 
 
 def _manifests(namespace: str) -> str:
@@ -51,6 +53,15 @@ def _manifests(namespace: str) -> str:
             "spec": {
                 "ingressClassName": "alb",
                 "defaultBackend": {"service": {"name": "web", "port": {"number": 80}}},
+            },
+        },
+        {
+            "apiVersion": f"{GATEWAYS[0]}/{GATEWAYS[1]}",
+            "kind": "Gateway",
+            "metadata": {"name": "web", "namespace": namespace, **held},
+            "spec": {
+                "gatewayClassName": "alb",
+                "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}],
             },
         },
         {
@@ -102,14 +113,51 @@ class StandIn:
         with self.log.open("a") as out:
             out.write(line + "\n")
 
-    def _held(self) -> Iterator[tuple[str, Any, Any]]:
+    def _held(self) -> Iterator[tuple[str, str, bool, list[str], Callable[[list[str]], object]]]:
+        """Each object of the namespace: kind, name, whether it is being deleted, its finalizers, and how
+        to set them."""
         ns = self.namespace
-        for obj in self.networking.list_namespaced_ingress(ns).items:
-            yield "Ingress", obj, self.networking.patch_namespaced_ingress
-        for obj in self.core.list_namespaced_service(ns).items:
-            yield "Service", obj, self.core.patch_namespaced_service
-        for obj in self.core.list_namespaced_persistent_volume_claim(ns).items:
-            yield "PersistentVolumeClaim", obj, self.core.patch_namespaced_persistent_volume_claim
+
+        def typed(kind: str, items: list[Any], patch: Any) -> Iterator[Any]:
+            for obj in items:
+                name, finalizers = obj.metadata.name, obj.metadata.finalizers or []
+
+                def release(keep: list[str], name: str = name, finalizers: list[str] = finalizers) -> object:
+                    index = finalizers.index(FINALIZER)
+                    return patch(
+                        name,
+                        ns,
+                        [
+                            {"op": "test", "path": f"/metadata/finalizers/{index}", "value": FINALIZER},
+                            {"op": "remove", "path": f"/metadata/finalizers/{index}"},
+                        ],
+                    )
+
+                yield kind, name, obj.metadata.deletion_timestamp is not None, finalizers, release
+
+        yield from typed(
+            "Ingress",
+            self.networking.list_namespaced_ingress(ns).items,
+            self.networking.patch_namespaced_ingress,
+        )
+        for gateway in self.custom.list_namespaced_custom_object(*GATEWAYS[:2], ns, GATEWAYS[2])["items"]:
+            metadata = gateway["metadata"]
+
+            def release(keep: list[str], name: str = metadata["name"]) -> object:
+                # A merge patch (the client's only kind for custom objects) replaces the list whole.
+                body = {"metadata": {"finalizers": keep}}
+                return self.custom.patch_namespaced_custom_object(*GATEWAYS[:2], ns, GATEWAYS[2], name, body)
+
+            deleting = bool(metadata.get("deletionTimestamp"))
+            yield "Gateway", metadata["name"], deleting, list(metadata.get("finalizers") or []), release
+        yield from typed(
+            "Service", self.core.list_namespaced_service(ns).items, self.core.patch_namespaced_service
+        )
+        yield from typed(
+            "PersistentVolumeClaim",
+            self.core.list_namespaced_persistent_volume_claim(ns).items,
+            self.core.patch_namespaced_persistent_volume_claim,
+        )
 
     def _suspended(self) -> bool:
         found = self.custom.list_namespaced_custom_object(
@@ -119,22 +167,16 @@ class StandIn:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            for kind, obj, patch in self._held():
-                finalizers = obj.metadata.finalizers or []
-                if obj.metadata.deletion_timestamp is None or FINALIZER not in finalizers:
+            for kind, name, deleting, finalizers, release in self._held():
+                if not deleting or FINALIZER not in finalizers:
                     continue
-                key = (kind, obj.metadata.name)
+                key = (kind, name)
                 if key not in self._seen:
                     self._seen[key] = time.monotonic()
-                    self._write(f"deleting {kind} {obj.metadata.name} (Flux suspended: {self._suspended()})")
+                    self._write(f"deleting {kind} {name} (Flux suspended: {self._suspended()})")
                 elif time.monotonic() - self._seen[key] >= self.delay:
-                    index = finalizers.index(FINALIZER)
-                    body = [
-                        {"op": "test", "path": f"/metadata/finalizers/{index}", "value": FINALIZER},
-                        {"op": "remove", "path": f"/metadata/finalizers/{index}"},
-                    ]
-                    patch(obj.metadata.name, self.namespace, body)
-                    self._write(f"released {kind} {obj.metadata.name}")
+                    release([f for f in finalizers if f != FINALIZER])
+                    self._write(f"released {kind} {name}")
             self._stop.wait(0.2)
 
 
@@ -154,6 +196,42 @@ def _gone(read: Any, *args: str) -> bool:
             return True
         raise
     return False
+
+
+def _gateway_api(api: Any) -> None:
+    """The Gateway CRD, in the one version Gateway API served before 1.0, once per cluster."""
+    group, version, plural = GATEWAYS
+    extensions = client.ApiextensionsV1Api(api)
+    name = f"{plural}.{group}"
+    try:
+        extensions.read_custom_resource_definition(name)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+        schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+        extensions.create_custom_resource_definition(
+            {
+                # A *.k8s.io group needs this annotation; Gateway API's own CRDs carry this one.
+                "metadata": {
+                    "name": name,
+                    "annotations": {
+                        "api-approved.kubernetes.io": "https://github.com/kubernetes-sigs/gateway-api/pull/2466"
+                    },
+                },
+                "spec": {
+                    "group": group,
+                    "scope": "Namespaced",
+                    "names": {"plural": plural, "singular": "gateway", "kind": "Gateway"},
+                    "versions": [{"name": version, "served": True, "storage": True, "schema": schema}],
+                },
+            }
+        )
+
+    def established() -> bool:
+        conditions = extensions.read_custom_resource_definition(name).status.conditions or []
+        return any(c.type == "Established" and c.status == "True" for c in conditions)
+
+    wait_until(established, "the Gateway CRD to be served")
 
 
 @pytest.fixture
@@ -179,6 +257,7 @@ def project(
     stack.set_config("kubeconfig", auto.ConfigValue(cluster.kubeconfig, secret=True))
     stack.set_config("deployKey", auto.ConfigValue(deploy_key.private_key, secret=True))
     commit_all(root, "a program that makes its cluster")
+    _gateway_api(cluster.api())
     namespace = "apps-drain"
     fleet.commit({"clusters/drain/apps.yaml": _manifests(namespace)}, "a load balancer, an ingress, a volume")
     try:
@@ -212,14 +291,16 @@ def test_destroy_drains_what_flux_made_in_order_and_a_drain_out_of_time_destroys
     would = [line.split() for line in previewed.output.splitlines() if line.startswith("  would ")]
     assert would == [
         ["would", "suspend", "Kustomization", "flux-drain/flux-system"],
+        ["would", "delete", "Gateway", f"{namespace}/web"],
         ["would", "delete", "Ingress", f"{namespace}/web"],
         ["would", "delete", "Service", f"{namespace}/web"],
         ["would", "delete", "PersistentVolumeClaim", f"{namespace}/data"],
     ], previewed.output
     markdown = cli("destroy", STACK, "--preview-only", "--format", "markdown")
-    assert "#### Drain (would): 1 suspended, 3 deleted" in markdown.output, markdown.output
+    assert "#### Drain (would): 1 suspended, 4 deleted" in markdown.output, markdown.output
     document = json.loads(cli("destroy", STACK, "--preview-only", "--json").output)
     assert [o["kind"] for o in document["drain"]["deleted"]] == [
+        "Gateway",
         "Ingress",
         "Service",
         "PersistentVolumeClaim",
@@ -246,7 +327,8 @@ def test_destroy_drains_what_flux_made_in_order_and_a_drain_out_of_time_destroys
     failed = cli("destroy", STACK, "--yes", "--drain-timeout", "3s")
     assert failed.exit_code == 1, failed.output
     assert "DrainError" in failed.output and "ran out of its 3s" in failed.output, failed.output
-    assert f"Ingress {namespace}/web (finalizers: {FINALIZER})" in failed.output, failed.output
+    for kind in ("Gateway", "Ingress"):
+        assert f"{kind} {namespace}/web (finalizers: {FINALIZER})" in failed.output, failed.output
     assert "Nothing was destroyed" in failed.output
     after = auto.Stack.select(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env)).export_stack()
     assert [r["urn"] for r in after.deployment["resources"]] == [
@@ -265,26 +347,30 @@ def test_destroy_drains_what_flux_made_in_order_and_a_drain_out_of_time_destroys
         )
     assert result.drain is not None
     assert [str(o) for o in result.drain.deleted] == [
+        f"Gateway {namespace}/web",
         f"Ingress {namespace}/web",
         f"Service {namespace}/web",
         f"PersistentVolumeClaim {namespace}/data",
     ]
     assert result.drain.suspended == ()  # the run that ran out of time had suspended it
     assert result.sweeps == () and result.clean
-    assert log.read_text().splitlines() == [
-        "deleting Ingress web (Flux suspended: True)",
-        "released Ingress web",
-        "deleting Service web (Flux suspended: True)",
-        "released Service web",
-        "deleting PersistentVolumeClaim data (Flux suspended: True)",
-        "released PersistentVolumeClaim data",
-        "cluster deleted",
-    ]
-    assert [(e, str(o)) for e, o in events if e == "gone"] == [
-        ("gone", f"Ingress {namespace}/web"),
-        ("gone", f"Service {namespace}/web"),
-        ("gone", f"PersistentVolumeClaim {namespace}/data"),
-    ]
+    # What the stand-in saw: each group deleted only once the one before was let go, Flux suspended
+    # throughout, the cluster last. Within a group the order is the stand-in's polling, not the drain's.
+    seen = log.read_text().splitlines()
+    group = {"Gateway": 1, "Ingress": 1, "Service": 2, "PersistentVolumeClaim": 3, "deleted": 4}
+    assert [group[line.split()[1]] for line in seen] == sorted(group[line.split()[1]] for line in seen), seen
+    assert sorted(seen) == sorted(
+        [
+            *(f"deleting {kind} web (Flux suspended: True)" for kind in ("Gateway", "Ingress", "Service")),
+            *(f"released {kind} web" for kind in ("Gateway", "Ingress", "Service")),
+            "deleting PersistentVolumeClaim data (Flux suspended: True)",
+            "released PersistentVolumeClaim data",
+            "cluster deleted",
+        ]
+    ), seen
+    gone = [str(o) for e, o in events if e == "gone"]
+    assert sorted(gone[:2]) == [f"Gateway {namespace}/web", f"Ingress {namespace}/web"], gone
+    assert gone[2:] == [f"Service {namespace}/web", f"PersistentVolumeClaim {namespace}/data"], gone
     # Only load balancers, ingresses and claims went; the stack is empty; nothing was made again.
     assert core.read_namespaced_service("internal", namespace).spec.type == "ClusterIP"
     assert _gone(core.read_namespaced_service, "web", namespace)
