@@ -39,7 +39,9 @@ _NOT_OURS = (
     "the stack's cluster is not its own (its kubeconfig comes from config or another stack): "
     "nothing in it is drained"
 )
-_NOT_ASKED = "drain=False (--no-drain): nothing was drained, and AWS resources its objects made may be left"
+_NOT_ASKED = (
+    "drain=False (--no-drain): the cluster is not drained, and AWS resources its objects made may be left"
+)
 
 
 def prod_environment(target: StackTarget) -> str | None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
+import string
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -35,8 +37,9 @@ ELSEWHERE = "eu-central-1"
 OURS = "dev"
 OTHER = "dev-2"  # our name is a prefix of it: a match on a prefix would find its resources too
 TAGGING = "resource-groups-tagging-api"
-ACCESS_KEY = "AKIAIOSFODNN7EXAMPLE"
-SECRET_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+# Made per run, shaped as AWS's are: no key material is kept in the repository, not even a fake one.
+ACCESS_KEY = "AKIA" + "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(16))
+SECRET_KEY = "".join(secrets.choice(string.ascii_letters + string.digits + "/+") for _ in range(40))
 
 
 def _isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
@@ -430,3 +433,28 @@ def test_importing_the_sweep_does_not_import_boto3() -> None:
     code = "import sys, gitops_infra.automation._sweep; print(sorted(m for m in sys.modules if 'boto' in m))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_destroy_sweeps_each_eks_cluster_its_state_held_in_the_cluster_s_region(aws: None) -> None:
+    from gitops_infra.automation.teardown import _eks_clusters, _swept
+
+    left = Account().volume({"ebs.csi.aws.com/cluster": "true", "KubernetesCluster": OURS})
+    deployment = {
+        "resources": [
+            {
+                "urn": "urn:pulumi:dev::p::pulumi:providers:aws::default",
+                "type": "pulumi:providers:aws",
+                "inputs": {"region": ELSEWHERE},  # the cluster's ARN names its region: that one is read
+            },
+            {
+                "urn": "urn:pulumi:dev::p::aws:eks/cluster:Cluster::dev",
+                "type": "aws:eks/cluster:Cluster",
+                "provider": "urn:pulumi:dev::p::pulumi:providers:aws::default::id",
+                "outputs": {"name": OURS, "arn": f"arn:aws:eks:{REGION}:123456789012:cluster/{OURS}"},
+            },
+        ]
+    }
+    (found,) = _swept(_eks_clusters(deployment))
+    assert (found.cluster, found.region, found.error) == (OURS, REGION, None)
+    assert [o.arn for o in found.orphans] == [left]
+    assert _swept(()) == ()
