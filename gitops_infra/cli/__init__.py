@@ -28,7 +28,4 @@ library (``pulumi.automation``, the provider SDKs) and rich load when a command 
 from ._app import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
 from ._markdown import to_markdown
 
-# Each module registers its commands on `main` when imported; none imports anything heavy at import time.
-from . import _contract, _fleet, _local, _operations, _plan, _policy  # noqa: F401  # isort: skip
-
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PENDING", "main", "to_markdown"]

@@ -407,12 +407,91 @@ def _report(kind: str, message: str, *, as_json: bool, subject: dict[str, str] |
     echo(f"{kind}: {message}", err=True)
 
 
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "contract": (
+        "_contract",
+        "The environment contract app teams read: its JSON Schema, and a check of a document.",
+    ),
+    "destroy": (
+        "_operations",
+        "Delete every resource of STACK (its config and history stay). A prod stack needs --confirm STACK.",
+    ),
+    "drift": (
+        "_fleet",
+        "Compare STACK (or --all stacks) with reality in both layers, writing nothing; exit 2 when either "
+        "drifted: a resource differs from the state (iac), or Flux is not healthy (gitops).",
+    ),
+    "fleet": (
+        "_fleet",
+        "The fleet across projects: list it, split it for CI or a Kubernetes Job, merge what the jobs print.",
+    ),
+    "history": ("_operations", "List STACK's deployments, newest first, with the commit each ran from."),
+    "local": (
+        "_local",
+        "A local Kubernetes API, Flux and an SSH fleet repository on loopback, running the local stack.",
+    ),
+    "plan": ("_plan", "Run STACK's program offline under mocks and print the resources it would create."),
+    "policy": ("_policy", "The bundled CrossGuard policy pack (--policy-pack gitops-infra)."),
+    "preview": (
+        "_operations",
+        "Show what `up` would change in STACK (or --all stacks, each reported, nothing created).",
+    ),
+    "promote": (
+        "_operations",
+        "Deploy to TARGET the commit of STACK's last successful update (gitops-infra promote dev prod).",
+    ),
+    "recover": (
+        "_operations",
+        "Clear what a dead update left on STACK (lock, pending operations, debris), then refresh it.",
+    ),
+    "refresh": ("_operations", "Write the real state of STACK's resources into its state."),
+    "rollback": (
+        "_operations",
+        "Roll STACK back to COMMIT (a sha, tag or ref; default: the previous deployed commit).",
+    ),
+    "status": (
+        "_fleet",
+        "Where STACK (or --all stacks) stands: the last deployment, whether it ran HEAD, and its lock.",
+    ),
+    "up": ("_operations", "Apply the program to STACK."),
+}
+"""Each command: the module that defines it (imported when the command is looked up, so ``--help`` pays
+for none of them), and the first paragraph of its help, for the group's list. A unit test holds each to
+the command's own docstring."""
+
+
 class _Cli(click.Group):
     """Every failure, a usage error included, exits through :func:`_report` with one exit code.
 
     Click's usage errors would exit 2, which here means "changes pending": they exit 1 instead. With
     ``--json`` anywhere among the options, each of them is a JSON document on stdout too.
+
+    Commands load lazily (click's documented pattern): a command's module is imported when the command
+    is looked up, and ``--help`` lists them all from ``_COMMANDS`` without importing any.
     """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _COMMANDS:
+            import importlib
+
+            # The module registers its commands on this group as it is imported.
+            importlib.import_module(f"{__package__}.{_COMMANDS[cmd_name][0]}")
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            # A stand-in carrying the summary shortens it exactly as the command itself would.
+            command = self.commands.get(name) or click.Command(name, help=_COMMANDS[name][1])
+            if not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def main(  # type: ignore[override]
         self, args: list[str] | None = None, prog_name: str | None = None, **extra: Any

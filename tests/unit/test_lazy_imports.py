@@ -10,6 +10,7 @@ import subprocess
 import sys
 import types
 
+import click
 import pytest
 
 import gitops_infra
@@ -61,6 +62,29 @@ def test_help_and_argument_errors_import_nothing_heavy(args: list[str]) -> None:
     modules = _modules_after(_RUN_CLI, json.dumps(args))
     assert "gitops_infra.cli" in modules
     assert _heavy(modules) == []
+
+
+def test_the_group_s_help_imports_no_command_module() -> None:
+    modules = _modules_after(_RUN_CLI, json.dumps(["--help"]))
+    commands = ("_contract", "_fleet", "_local", "_operations", "_plan", "_policy")
+    assert sorted(m for m in modules if m.rpartition(".")[2] in commands) == []
+
+
+def test_the_group_lists_each_command_as_its_own_help_says_and_loads_it_from_its_module() -> None:
+    import importlib
+
+    from gitops_infra.cli import _app, main
+
+    table = _app._COMMANDS
+    for module in {module for module, _ in table.values()}:
+        importlib.import_module(f"gitops_infra.cli.{module}")
+    assert sorted(main.commands) == sorted(table)  # every command is in the table, and no more
+    for name, (module, summary) in table.items():
+        command = main.commands[name]
+        assert command.callback is not None and command.callback.__module__ == f"gitops_infra.cli.{module}"
+        for limit in (20, 45, 64, 200):
+            listed = click.Command(name, help=summary).get_short_help_str(limit)
+            assert listed == command.get_short_help_str(limit), (name, limit)
 
 
 def test_a_command_that_runs_does_import_what_it_needs() -> None:
