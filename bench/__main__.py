@@ -19,7 +19,7 @@ from typing import Any
 
 from tests.support import REPO_ROOT
 
-from . import engine_overhead, fleet_drift, fleet_shards, plan_scaling, plan_startup
+from . import engine_overhead, fleet_drift, fleet_shards, noise, plan_scaling, plan_startup
 from .fixture import require_engine
 
 SUITES = ("engine", "startup", "scaling", "fleet", "shards")
@@ -53,6 +53,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         help="shards suite: also run every shard of each N one after the other, and compare (e.g. 1,2,...,8)",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON file (default {DEFAULT_OUT})")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="OLD.json",
+        help="run nothing: print the change of each figure from OLD.json to --out's file",
+    )
     args = parser.parse_args(argv)
     # A pass over 200 stacks takes minutes: the shards suite times one pair unless --repeats says more.
     args.shard_repeats = args.repeats or 1
@@ -185,8 +191,46 @@ def _print_scaling(rows: list[dict[str, Any]]) -> None:
         )
 
 
+def _print_spreads(results: dict[str, Any]) -> None:
+    found = noise.spreads(results)
+    if not found:
+        return
+    noisy = sum(s.noisy for s in found)
+    print(
+        f"\n## Spread of every timed series: min, median, max ({noisy} of {len(found)} spread over "
+        f"{noise.NOISY:.0%}, marked NOISY: read their rows as noise, not as a change)\n"
+    )
+    print("| row | series | min | median | max | spread | |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    for s in found:
+        print(
+            f"| {s.row} | {s.series} | {_fmt(s.low)} | {_fmt(s.middle)} | {_fmt(s.high)} | "
+            f"{s.spread:.1%} | {'NOISY' if s.noisy else ''} |"
+        )
+
+
+def _print_changes(old_path: Path, new_path: Path) -> int:
+    old, new = noise.load(old_path), noise.load(new_path)
+    found = noise.changes(old, new)
+    when = old.get("started_at", "?"), new.get("started_at", "?")
+    print(f"## Change from {old_path} ({when[0]}) to {new_path} ({when[1]})\n")
+    if not found:
+        print("No figure is in both files.")
+        return 1
+    # A figure of a row with a noisy series, in either run, may have moved by noise alone.
+    noisy = {s.row for results in (old, new) for s in noise.spreads(results) if s.noisy}
+    print("| figure | old | new | change | |")
+    print("|---|---:|---:|---:|---|")
+    for c in found:
+        mark = "NOISY" if c.figure.rpartition(".")[0] in noisy else ""
+        print(f"| {c.figure} | {c.old:.4g} | {c.new:.4g} | {c.relative:+.1%} | {mark} |")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _args(argv)
+    if args.compare is not None:
+        return _print_changes(args.compare, args.out)
     require_engine()
     started = time.perf_counter()
     results: dict[str, Any] = {
@@ -217,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     if "scaling" in args.suite:
         results["scaling"] = plan_scaling.run(args.ns, args.repeats)
         _print_scaling(results["scaling"])
+    _print_spreads(results)
     results["elapsed_s"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")

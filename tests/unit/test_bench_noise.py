@@ -1,0 +1,102 @@
+"""The bench's noise marks and ``--compare`` (``bench/noise.py``), on results shaped as the suites write."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import noise
+
+from ..support import REPO_ROOT
+
+OLD = {
+    "started_at": "2026-12-01T10:00:00+00:00",
+    "engine": [
+        {
+            "operation": "preview",
+            "resources": 10,
+            "ours_s": [1.0, 1.02, 1.01],
+            "raw_s": [1.0, 1.0, 1.0],
+            "ours_median_s": 1.01,
+            "ratio": 1.01,
+        },
+        {
+            "operation": "preview",
+            "resources": 100,
+            "ours_s": [2.0, 2.6, 2.1],
+            "raw_s": [2.0, 2.0, 2.1],
+            "ours_median_s": 2.1,
+            "ratio": 1.05,
+        },
+    ],
+    "startup": {"help_s": [0.05, 0.05], "help_median_s": 0.05, "help_click_ratio": 1.30, "repeats": 2},
+}
+
+
+def test_every_series_is_read_back_as_min_median_max_and_a_wide_one_is_noisy() -> None:
+    found = {(s.row, s.series): s for s in noise.spreads(OLD)}
+    assert sorted(found) == [
+        ("engine[operation=preview, resources=100]", "ours"),
+        ("engine[operation=preview, resources=100]", "raw"),
+        ("engine[operation=preview, resources=10]", "ours"),
+        ("engine[operation=preview, resources=10]", "raw"),
+        ("startup", "help"),
+    ]
+    wide = found[("engine[operation=preview, resources=100]", "ours")]
+    assert (wide.low, wide.middle, wide.high) == (2.0, 2.1, 2.6) and wide.noisy
+    assert wide.spread == pytest.approx(0.6 / 2.1)
+    narrow = found[("engine[operation=preview, resources=10]", "ours")]
+    assert not narrow.noisy and narrow.spread == pytest.approx(0.02 / 1.01)
+
+
+def test_compare_lists_each_figure_in_both_runs_with_its_change() -> None:
+    new = json.loads(json.dumps(OLD))
+    new["engine"][0]["ratio"] = 1.111
+    new["startup"]["help_click_ratio"] = 1.04
+    del new["engine"][1]  # a row only the old run has is not compared
+    found = {c.figure: c for c in noise.changes(OLD, new)}
+    assert sorted(found) == [
+        "engine[operation=preview, resources=10].ours_median_s",
+        "engine[operation=preview, resources=10].ratio",
+        "startup.help_click_ratio",
+        "startup.help_median_s",
+    ]
+    assert found["startup.help_click_ratio"].relative == pytest.approx(-0.2)
+    assert found["engine[operation=preview, resources=10].ratio"].relative == pytest.approx(0.1)
+
+
+def test_the_compare_mode_runs_nothing_and_prints_the_table(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(OLD))
+    changed = json.loads(json.dumps(OLD))
+    changed["startup"]["help_click_ratio"] = 1.04
+    new.write_text(json.dumps(changed))
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--compare", str(old), "--out", str(new)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| startup.help_click_ratio | 1.3 | 1.04 | -20.0% |  |" in done.stdout, done.stdout
+    # Its ours series spreads over 10%: any of its figures may have moved by noise alone.
+    noisy = "| engine[operation=preview, resources=100].ratio | 1.05 | 1.05 | +0.0% | NOISY |"
+    assert noisy in done.stdout, done.stdout
+    assert "| engine[operation=preview, resources=10].ratio | 1.01 | 1.01 | +0.0% |  |" in done.stdout
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    refused = subprocess.run(
+        [sys.executable, "-m", "bench", "--compare", str(broken), "--out", str(new)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert refused.returncode == 1 and f"--compare: {broken} is not JSON" in refused.stderr, refused.stderr
