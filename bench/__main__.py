@@ -19,10 +19,10 @@ from typing import Any
 
 from tests.support import REPO_ROOT
 
-from . import engine_overhead, fleet_drift, fleet_shards, noise, plan_scaling, plan_startup
+from . import cluster_layers, engine_overhead, fleet_drift, fleet_shards, noise, plan_scaling, plan_startup
 from .fixture import require_engine
 
-SUITES = ("engine", "startup", "scaling", "fleet", "shards")
+SUITES = ("engine", "startup", "scaling", "fleet", "shards", "cluster")
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "latest.json"
 
 
@@ -172,6 +172,23 @@ def _print_shards(row: dict[str, Any]) -> None:
             )
 
 
+def _print_cluster(row: dict[str, Any]) -> None:
+    print(f"\n## On the local cluster: {row['resources']} resources (median of {row['repeats']} repeats)\n")
+    print("| ours | vs | ours | baseline | ratio | target |")
+    print("|---|---|---:|---:|---:|---|")
+    ratio, target = row["gitops_layer_ratio"], row["gitops_layer_target"]
+    print(
+        f"| `detect_drift()` (both layers) | `detect_drift(layers=('iac',))` | "
+        f"{_fmt(row['both_layers_median_s'])} | {_fmt(row['iac_median_s'])} | {ratio:.3f} | "
+        f"<= {target} {_verdict(ratio, target)} |"
+    )
+    print(
+        f"| `destroy()` (the drain, nothing to drain) | `destroy(drain=False)` | "
+        f"{_fmt(row['drained_destroy_median_s'])} | {_fmt(row['undrained_destroy_median_s'])} | "
+        f"{row['drain_overhead_ratio']:.3f} | (measured) |"
+    )
+
+
 def _print_scaling(rows: list[dict[str, Any]]) -> None:
     print(f"\n## Offline plan time vs N (in-process, median of {rows[0]['repeats']} repeats)\n")
     print("| scaled | N | resources | median | linear fit | ratio to N=first |")
@@ -199,8 +216,13 @@ MAKE_TEST_RECORD = REPO_ROOT / ".tools" / "make-test.json"
 
 
 def _headline_fields(results: dict[str, Any]) -> None:
-    """The figures other tools read, at fixed places: ``fleet.matrix_500_s``, ``fleet.report_500_s`` (from
-    the shards suite) and ``suite.warm_make_test_s`` (from the last ``make test``, which records itself)."""
+    """The figures other tools read, at fixed places: ``drift.gitops_layer_ratio`` and
+    ``teardown.drain_overhead_ratio`` (the cluster suite), ``fleet.matrix_500_s`` and ``fleet.report_500_s``
+    (the shards suite), and ``suite.warm_make_test_s`` (the last ``make test``, which records itself)."""
+    cluster = results.get("cluster")
+    if isinstance(cluster, dict):
+        results["drift"] = {"gitops_layer_ratio": cluster["gitops_layer_ratio"]}
+        results["teardown"] = {"drain_overhead_ratio": cluster["drain_overhead_ratio"]}
     shards = results.get("shards")
     if isinstance(shards, dict):
         cli = shards["cli_median_s"]
@@ -289,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     if "scaling" in args.suite:
         results["scaling"] = plan_scaling.run(args.ns, args.repeats)
         _print_scaling(results["scaling"])
+    if "cluster" in args.suite:
+        results["cluster"] = cluster_layers.run(args.repeats, 10 if args.quick else cluster_layers.SIZE)
+        _print_cluster(results["cluster"])
     _headline_fields(results)
     _print_spreads(results)
     results["elapsed_s"] = time.perf_counter() - started

@@ -3,7 +3,8 @@
 The cluster is a dynamic-provider stand-in for the EKS cluster, which cannot run here: its kubeconfig is
 its output, so the Kubernetes provider takes it from a resource of the stack, as ``EksCluster``'s does,
 and the stack owns the cluster. Its delete is logged, so a test sees it go after the drain. On it, our
-``FluxBootstrap`` (Flux installed outside the stack) syncs the fleet path the test fills.
+``FluxBootstrap`` (Flux installed outside the stack) syncs the fleet path the test fills. With
+``configMaps: N`` it also holds N ConfigMaps of its own, for the bench's stacks of a given size.
 """
 
 import pathlib
@@ -61,3 +62,14 @@ FluxBootstrap(
     ),
     opts=pulumi.ResourceOptions(providers=[provider]),
 )
+count = config.get_int("configMaps") or 0
+if count:
+    on_cluster = pulumi.ResourceOptions(provider=provider)
+    namespace = k8s.core.v1.Namespace("sized", metadata={"name": "sized"}, opts=on_cluster)
+    for index in range(count):
+        k8s.core.v1.ConfigMap(
+            f"sized-{index}",
+            metadata={"namespace": namespace.metadata.name, "name": f"sized-{index}"},
+            data={"index": str(index)},
+            opts=on_cluster,
+        )
