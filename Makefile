@@ -28,8 +28,9 @@ test:
 	printf '{"finished_at": "%s", "setup_s": %d, "make_test_s": %d}\n' "$$(date -u +%FT%TZ)" \
 		$$((ready - start)) $$(($$(date +%s) - start)) > .tools/make-test.json
 
+# The slowest tests are listed after every run, so that a slow suite shows where it is slow.
 test-tiers:
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=40
 	@$(MAKE) --no-print-directory test-floor
 
 # The unit tests (mocks, offline plan) on the lowest pulumi pyproject.toml allows: the floor is tested.
