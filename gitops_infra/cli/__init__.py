@@ -25,7 +25,16 @@ The CLI starts without the engine: ``--help`` and argument errors import click a
 library (``pulumi.automation``, the provider SDKs) and rich load when a command runs, as it needs them.
 """
 
-from ._app import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
-from ._markdown import to_markdown
+from typing import TYPE_CHECKING
+
+from gitops_infra._lazy import exports
+
+from ._group import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
+
+if TYPE_CHECKING:
+    from ._markdown import to_markdown
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PENDING", "main", "to_markdown"]
+
+# The commands' renderings load with the commands: `--help` pays for neither.
+__getattr__, __dir__ = exports(__name__, {"gitops_infra.cli._markdown": ("to_markdown",)})

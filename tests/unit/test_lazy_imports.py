@@ -73,9 +73,9 @@ def test_the_group_s_help_imports_no_command_module() -> None:
 def test_the_group_lists_each_command_as_its_own_help_says_and_loads_it_from_its_module() -> None:
     import importlib
 
-    from gitops_infra.cli import _app, main
+    from gitops_infra.cli import _group, main
 
-    table = _app._COMMANDS
+    table = _group._COMMANDS
     for module in {module for module, _ in table.values()}:
         importlib.import_module(f"gitops_infra.cli.{module}")
     assert sorted(main.commands) == sorted(table)  # every command is in the table, and no more

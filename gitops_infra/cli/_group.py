@@ -1,0 +1,285 @@
+"""The ``gitops-infra`` group: its commands, loaded lazily, and the one error boundary of every command.
+
+``--help`` imports this module, click and nothing else of ours: the commands' modules load when a command
+is looked up, and what a failure needs (JSON, the escaping of control characters) when one is reported.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import click
+
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PENDING", "OUTPUT", "CliError", "echo", "main", "report_failure"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_PENDING = 2
+"""Drift found, or changes pending under ``preview --expect-no-changes``."""
+
+
+class CliError(click.ClickException):
+    """A failure the CLI reports as ``<kind>: <message>`` on stderr (and as JSON with ``--json``)."""
+
+    def __init__(
+        self, kind: str, message: str, exit_code: int = EXIT_ERROR, *, subject: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.exit_code = exit_code  # type: ignore[misc]  # click reads it per instance as well
+        self.subject = subject or {}
+        """The stack (and its project) the command was about, for the JSON error document: a fleet
+        report (``fleet report``) files a failed matrix job's error under its stack."""
+
+
+class _Output:
+    lost = False
+    """stdout failed (closed, a full disk, fd 1 closed before start): the command must not exit 0."""
+
+
+OUTPUT = _Output()
+
+
+def echo(text: str, *, err: bool = False, nl: bool = True) -> bool:
+    """``click.echo``, except that an output that fails is the end of output: False when it did.
+
+    Any failure counts, not only a closed pipe: ``> /dev/full`` (ENOSPC), an I/O error, or a descriptor
+    closed before the CLI started (``>&-``: Python then has no ``sys.stdout`` at all, and click writes
+    nothing without a word). Control characters in ``text`` (an error quoting a hostile name) are shown
+    as escapes.
+    """
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:
+        OUTPUT.lost = OUTPUT.lost or not err
+        return False
+    from ._text import printable
+
+    try:
+        click.echo(printable(text, keep_newlines=True), err=err, nl=nl)
+    except (OSError, ValueError):  # ValueError: a file already closed
+        from ._console import silence
+
+        silence(stream)
+        OUTPUT.lost = OUTPUT.lost or not err
+        return False
+    return True
+
+
+# Click 8.2+ raises this for a group called with no command; older versions printed the help themselves.
+_HELP_INSTEAD: tuple[type[click.UsageError], ...] = tuple(
+    getattr(click.exceptions, name) for name in ("NoArgsIsHelpError",) if hasattr(click.exceptions, name)
+)
+
+
+def _wants_json(args: list[str]) -> bool:
+    options = args[: args.index("--")] if "--" in args else args
+    return "--json" in options
+
+
+def report_failure(kind: str, message: str, *, as_json: bool, subject: dict[str, str] | None = None) -> None:
+    """The one place a failure is written: ``kind: message`` on stderr, and the JSON document."""
+    if as_json:
+        import json
+
+        document = {"error": {"type": kind, "message": message}, **(subject or {})}
+        echo(json.dumps(document, indent=2, sort_keys=True))
+    echo(f"{kind}: {message}", err=True)
+
+
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "contract": (
+        "_contract",
+        "The environment contract app teams read: its JSON Schema, and a check of a document.",
+    ),
+    "destroy": (
+        "_operations",
+        "Delete every resource of STACK (its config and history stay). A prod stack needs --confirm STACK.",
+    ),
+    "drift": (
+        "_fleet",
+        "Compare STACK (or --all stacks) with reality in both layers, writing nothing; exit 2 when either "
+        "drifted: a resource differs from the state (iac), or Flux is not healthy (gitops).",
+    ),
+    "fleet": (
+        "_fleet",
+        "The fleet across projects: list it, split it for CI or a Kubernetes Job, merge what the jobs print.",
+    ),
+    "history": ("_operations", "List STACK's deployments, newest first, with the commit each ran from."),
+    "local": (
+        "_local",
+        "A local Kubernetes API, Flux and an SSH fleet repository on loopback, running the local stack.",
+    ),
+    "plan": ("_plan", "Run STACK's program offline under mocks and print the resources it would create."),
+    "policy": ("_policy", "The bundled CrossGuard policy pack (--policy-pack gitops-infra)."),
+    "preview": (
+        "_operations",
+        "Show what `up` would change in STACK (or --all stacks, each reported, nothing created).",
+    ),
+    "promote": (
+        "_operations",
+        "Deploy to TARGET the commit of STACK's last successful update (gitops-infra promote dev prod).",
+    ),
+    "recover": (
+        "_operations",
+        "Clear what a dead update left on STACK (lock, pending operations, debris), then refresh it.",
+    ),
+    "refresh": ("_operations", "Write the real state of STACK's resources into its state."),
+    "rollback": (
+        "_operations",
+        "Roll STACK back to COMMIT (a sha, tag or ref; default: the previous deployed commit).",
+    ),
+    "status": (
+        "_fleet",
+        "Where STACK (or --all stacks) stands: the last deployment, whether it ran HEAD, and its lock.",
+    ),
+    "up": ("_operations", "Apply the program to STACK."),
+}
+"""Each command: the module that defines it (imported when the command is looked up, so ``--help`` pays
+for none of them), and the first paragraph of its help, for the group's list. A unit test holds each to
+the command's own docstring."""
+
+
+class _Cli(click.Group):
+    """Every failure, a usage error included, exits through :func:`report_failure` with one exit code.
+
+    Click's usage errors would exit 2, which here means "changes pending": they exit 1 instead. With
+    ``--json`` anywhere among the options, each of them is a JSON document on stdout too.
+
+    Commands load lazily (click's documented pattern): a command's module is imported when the command
+    is looked up, and ``--help`` lists them all from ``_COMMANDS`` without importing any.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _COMMANDS:
+            import importlib
+
+            # The module registers its commands on this group as it is imported.
+            importlib.import_module(f"{__package__}.{_COMMANDS[cmd_name][0]}")
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            # A stand-in carrying the summary shortens it exactly as the command itself would.
+            command = self.commands.get(name) or click.Command(name, help=_COMMANDS[name][1])
+            if not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def main(  # type: ignore[override]
+        self, args: list[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        as_json = _wants_json(argv)
+        extra.pop("standalone_mode", None)
+        previous = _stop_on_signals()
+        # fd 1 closed before the start (`>&-`): Python has no sys.stdout, and every write would vanish.
+        OUTPUT.lost = sys.stdout is None
+        try:
+            return _exit_checked(
+                lambda: super(_Cli, self).main(argv, prog_name, standalone_mode=False, **extra)
+            )
+        except KeyboardInterrupt as exc:  # a signal outside a command's own handling (before, between)
+            _interrupted(exc, as_json=as_json)
+        except CliError as exc:
+            report_failure(exc.kind, exc.format_message(), as_json=as_json, subject=exc.subject)
+            sys.exit(exc.exit_code)
+        except _HELP_INSTEAD as exc:  # `gitops-infra` alone: the help, as before click 8.2
+            click.echo(exc.format_message())
+            sys.exit(EXIT_OK)
+        except click.UsageError as exc:
+            report_failure("UsageError", exc.format_message(), as_json=as_json)
+            sys.exit(EXIT_ERROR)
+        except click.ClickException as exc:
+            report_failure(type(exc).__name__, exc.format_message(), as_json=as_json)
+            sys.exit(EXIT_ERROR)
+        except click.Abort as exc:
+            if isinstance(exc.__cause__, KeyboardInterrupt):  # click turns a signal into Abort
+                _interrupted(exc.__cause__, as_json=as_json)
+            report_failure("Aborted", "nothing was changed", as_json=as_json)
+            sys.exit(EXIT_ERROR)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+
+_OUTPUT_CLOSED = "stdout could not be written (closed, or full); nothing else failed"
+
+
+def _exit_checked(run: Callable[[], Any]) -> Any:
+    """``run()``; a success whose output was lost on the way exits 1 with ``OutputClosed`` instead."""
+    try:
+        result = run()
+    except SystemExit as exc:
+        if exc.code in (0, None) and OUTPUT.lost:
+            raise CliError("OutputClosed", _OUTPUT_CLOSED) from None
+        raise
+    except OSError as exc:
+        # click's own writes (--help, --version) are not ours to guard: when one of them failed, say so.
+        if not _in_click_echo(exc):
+            raise
+        from ._console import silence
+
+        silence(sys.stdout)
+        raise CliError("OutputClosed", _OUTPUT_CLOSED) from None
+    if OUTPUT.lost:
+        raise CliError("OutputClosed", _OUTPUT_CLOSED)
+    return result
+
+
+def _in_click_echo(exc: BaseException) -> bool:
+    """True when ``exc`` was raised writing output in ``click.echo`` (the innermost frame is there)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return (
+        tb is not None and tb.tb_frame.f_code.co_name == "echo" and "click" in tb.tb_frame.f_code.co_filename
+    )
+
+
+def _interrupted(exc: KeyboardInterrupt, *, as_json: bool) -> NoReturn:
+    signum = getattr(exc, "signum", signal.SIGINT)
+    report_failure(
+        "Interrupted", f"stopped by {signal.Signals(signum).name} before it finished", as_json=as_json
+    )
+    sys.exit(128 + signum)
+
+
+class _Signalled(KeyboardInterrupt):
+    """SIGINT or SIGTERM, raised where the program was, so that it ends as one clean report."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_signalled(signum: int, _frame: object) -> None:
+    raise _Signalled(signum)
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """SIGINT and SIGTERM end the CLI as a report (exit 128+N) wherever they come; the previous handlers.
+
+    A command replaces these with the engine's graceful cancel while it runs (``cancel_on_signals``);
+    these cover the rest: argument parsing, the engine lookup, the output. Only in the main thread, where
+    Python delivers signals.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.signal(signum, _raise_signalled) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gitops-infra")
+def main() -> None:
+    """Preview, apply, check for drift and roll back GitOps platform stacks."""
