@@ -27,6 +27,7 @@ __all__ = [
     "DNS_LABEL_PATTERN",
     "EKS_CLUSTER_NAME_MAX",
     "EKS_NODE_GROUP_NAME_MAX",
+    "FLEET_SECTION",
     "GO_DURATION_PATTERN",
     "IAM_ROLE_NAME_MAX",
     "IAM_ROLE_PATTERN",
@@ -579,6 +580,10 @@ def git_provider_problem(value: object) -> str | None:
     """``None`` for a GitRepository provider the platform sets up the auth of."""
     return None if value in GIT_PROVIDERS else f"must be one of {', '.join(GIT_PROVIDERS)}, or unset"
 
+
+FLEET_SECTION = "fleet"
+"""The stack config section (``gitops-infra:fleet``) that places a stack in the fleet: the stack config
+knows it as a key of its own, and the fleet's inventory reads it, even from projects of other programs."""
 
 RECONCILE_REQUEST_ANNOTATION = "reconcile.fluxcd.io/requestedAt"
 """Asks a Flux controller to reconcile now, whatever its interval: any new value is a new request, and

@@ -46,7 +46,6 @@ from pydantic.alias_generators import to_camel
 
 from gitops_infra import checks
 from gitops_infra._validation import validation_problems
-from gitops_infra.automation.inventory import FLEET_SECTION, fleet_spec
 from gitops_infra.components.deploy_key import KeyAlgorithm
 from gitops_infra.components.eks_cluster import (
     ALL_LOG_TYPES,
@@ -881,8 +880,13 @@ def _build(
     github: GitHubSpec | None = sections["github"]
     named = _named_secret_keys(sections)
     # Read loosely too, so that a key an invalid section names is not also reported as unknown.
-    known = {*SECTIONS, FLEET_SECTION, *SECRET_KEYS, *named.values(), *named_secret_keys(values)}
-    problems.extend(fleet_spec(values.get(FLEET_SECTION))[1])
+    known = {*SECTIONS, checks.FLEET_SECTION, *SECRET_KEYS, *named.values(), *named_secret_keys(values)}
+    if values.get(checks.FLEET_SECTION) is not None:
+        # The fleet's own model, only for a stack that has the section: a plan of one that has not
+        # imports none of the fleet's code.
+        from gitops_infra.automation.inventory import fleet_spec
+
+        problems.extend(fleet_spec(values[checks.FLEET_SECTION])[1])
     problems.extend(f"{PROJECT}:{key}: unknown key" for key in values if key not in known)
     secrets = given or _read_secrets(read_secret, named, problems)
     if flux is not None:
@@ -1047,7 +1051,7 @@ def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
     config = config if config is not None else pulumi.Config(PROJECT)
     problems: list[str] = []
     values: dict[str, Any] = {}
-    for section in (*SECTIONS, FLEET_SECTION):
+    for section in (*SECTIONS, checks.FLEET_SECTION):
         raw = config.get(section)
         if raw is None:
             continue

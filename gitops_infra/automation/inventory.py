@@ -60,7 +60,7 @@ __all__ = [
 
 NAMESPACE = "gitops-infra"
 """Our config namespace: the fleet section is ``gitops-infra:fleet`` in any project's stack files."""
-FLEET_SECTION = "fleet"
+FLEET_SECTION = checks.FLEET_SECTION
 FLEET_KEY = f"{NAMESPACE}:{FLEET_SECTION}"
 FLEET_ORG = "organization"
 """The org in a fully qualified name on a file backend, which has no orgs (Pulumi writes the same)."""

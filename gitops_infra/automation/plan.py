@@ -26,13 +26,13 @@ import pulumi
 from pulumi.runtime import MockCallArgs, MockResourceArgs
 
 from ..errors import ConfigError, OperationFailedError, StackNotFoundError
+from ..redaction import SECRET
 from ._compat import UNKNOWN, reset_root_exports
 from ._recording import COMPUTED, Graph, run_mocked
 from ._stack_files import read_mapping
 from ._stack_name import StackName, parse_stack_name
 from ._target import Project
 from .options import StackOptions
-from .results import SECRET
 
 __all__ = ["COMPUTED", "PLACEHOLDER", "ConfigStep", "Plan", "PlannedResource", "offline_plan"]
 
