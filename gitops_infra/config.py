@@ -175,7 +175,9 @@ class _Model(BaseModel):
     would fail later, or do what nobody meant.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, defer_build=True
+    )
 
 
 # -- cluster -------------------------------------------------------------------------------------------
