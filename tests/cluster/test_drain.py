@@ -330,6 +330,13 @@ def test_destroy_drains_what_flux_made_in_order_and_a_drain_out_of_time_destroys
     for kind in ("Gateway", "Ingress"):
         assert f"{kind} {namespace}/web (finalizers: {FINALIZER})" in failed.output, failed.output
     assert "Nothing was destroyed" in failed.output
+    # Step by step, as it went: the suspend, then each delete of the first group.
+    steps = [line.split() for line in failed.output.splitlines() if line.startswith("  drain: ")]
+    assert steps == [
+        ["drain:", "suspended", "Kustomization", "flux-drain/flux-system"],
+        ["drain:", "deleting", "Gateway", f"{namespace}/web"],
+        ["drain:", "deleting", "Ingress", f"{namespace}/web"],
+    ], failed.output
     after = auto.Stack.select(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env)).export_stack()
     assert [r["urn"] for r in after.deployment["resources"]] == [
         r["urn"] for r in before.deployment["resources"]
