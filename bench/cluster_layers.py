@@ -16,7 +16,6 @@ syncing an empty fleet path, and ``size`` ConfigMaps, so that ``size`` is about 
 
 from __future__ import annotations
 
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -25,18 +24,15 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from pulumi import automation as auto
-
 from gitops_infra.automation import StackOptions, destroy, detect_drift, up
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
-from tests.support import TOOLCHAIN, commit_all, engine_env, init_repo, write_project
+from tests.support import TOOLCHAIN, drain_project
 
 from .fixture import require_engine
 from .stats import timed
 
 STACK = "bench"
 SIZE = 100
-FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "cluster" / "drain_fixture" / "__main__.py"
 DRIFT_TARGET = 1.10
 """The GitOps layer within 10% of the IaC check of a 100-resource stack (issue 28)."""
 
@@ -54,24 +50,21 @@ def _stack(size: int) -> Iterator[StackOptions]:
         try:
             fleet.start()
             fleet.commit({"clusters/bench/README.md": "The bench's fleet path.\n"}, "an empty fleet path")
-            root = init_repo(write_project(tmp / "project", "drain", virtualenv=sys.prefix), "bench")
-            shutil.copy(FIXTURE, root / "__main__.py")
-            (root / ".gitignore").write_text("__pycache__/\n")
-            env = engine_env(tmp, path=[TOOLCHAIN.bin_dir, engine])
-            stack = auto.Stack.create(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
-            settings = {
-                "log": str(tmp / "order.log"),
-                "knownHosts": fleet.known_hosts,
-                "url": fleet.url,
-                "path": "clusters/bench",
-                "namespace": "flux-bench",
-                "configMaps": str(size),
-            }
-            for name, value in settings.items():
-                stack.set_config(name, auto.ConfigValue(value))
-            stack.set_config("kubeconfig", auto.ConfigValue(cluster.kubeconfig, secret=True))
-            stack.set_config("deployKey", auto.ConfigValue(key.private_key, secret=True))
-            commit_all(root, "the bench's stack")
+            root, env = drain_project(
+                tmp,
+                STACK,
+                path=[TOOLCHAIN.bin_dir, engine],
+                kubeconfig=cluster.kubeconfig,
+                private_key=key.private_key,
+                settings={
+                    "log": str(tmp / "order.log"),
+                    "knownHosts": fleet.known_hosts,
+                    "url": fleet.url,
+                    "path": "clusters/bench",
+                    "namespace": "flux-bench",
+                    "configMaps": str(size),
+                },
+            )
             yield StackOptions(work_dir=root, env=env)
         finally:
             fleet.stop()

@@ -137,6 +137,37 @@ def stack_project(root: Path, *, virtualenv: Path | str | None = None) -> Path:
     return write_project(root, "gitops-infra", main=STACKS, virtualenv=virtualenv)
 
 
+DRAIN_FIXTURE = REPO_ROOT / "tests" / "cluster" / "drain_fixture" / "__main__.py"
+
+
+def drain_project(
+    tmp: Path,
+    stack: str,
+    *,
+    path: Sequence[Path],
+    kubeconfig: str,
+    private_key: str,
+    settings: Mapping[str, str],
+) -> tuple[Path, dict[str, str]]:
+    """The drain tests' program (a stack that owns its cluster) as a committed project in ``tmp``, with
+    ``stack`` created and configured: the cluster's ``kubeconfig`` and the deploy key's ``private_key`` as
+    secrets, and ``settings`` (``log``, ``url``, ``knownHosts``, ``path``, ``namespace``, ...) as they
+    are. Its root and the engine environment (``path`` first on ``PATH``)."""
+    from pulumi import automation as auto
+
+    root = init_repo(write_project(tmp / "project", "drain", virtualenv=sys.prefix), "drain tests")
+    shutil.copy(DRAIN_FIXTURE, root / "__main__.py")
+    (root / ".gitignore").write_text("__pycache__/\n")
+    env = engine_env(tmp, path=path)
+    created = auto.Stack.create(stack, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
+    for key, value in settings.items():
+        created.set_config(key, auto.ConfigValue(value))
+    created.set_config("kubeconfig", auto.ConfigValue(kubeconfig, secret=True))
+    created.set_config("deployKey", auto.ConfigValue(private_key, secret=True))
+    commit_all(root, "a program that makes its cluster")
+    return root, env
+
+
 def fixture_project(root: Path, *, prelude: str = "") -> Path:
     """The engine tier's fixture program (files managed by a dynamic provider) as a project in ``root``,
     run on this interpreter, which has pulumi; ``prelude`` goes before the program. Returns ``root``."""

@@ -11,8 +11,6 @@ stack is untouched; run again with it running, the destroy completes.
 from __future__ import annotations
 
 import json
-import shutil
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,12 +27,11 @@ from gitops_infra.automation import KubeObject, StackOptions, destroy, history, 
 from gitops_infra.cli import main
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
-from ..support import TOOLCHAIN, commit_all, engine_env, init_repo, secret_leaks_in_texts, write_project
+from ..support import TOOLCHAIN, drain_project, secret_leaks_in_texts
 from .conftest import ENGINE, wait_until
 
 pytestmark = pytest.mark.cluster
 
-FIXTURE = Path(__file__).parent / "drain_fixture" / "__main__.py"
 FINALIZER = "test.gitops-infra.dev/aws"
 STACK = "review"
 KUSTOMIZATIONS = ("kustomize.toolkit.fluxcd.io", "v1", "kustomizations")
@@ -240,23 +237,21 @@ def project(
 ) -> Iterator[tuple[Path, dict[str, str], str]]:
     """The drain fixture as a committed project with its stack configured; its apps' namespace."""
     assert ENGINE is not None
-    root = init_repo(write_project(tmp_path / "project", "drain", virtualenv=sys.prefix), "drain tests")
-    shutil.copy(FIXTURE, root / "__main__.py")
-    (root / ".gitignore").write_text("__pycache__/\n")
-    env = engine_env(tmp_path, path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir])
-    stack = auto.Stack.create(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
-    settings = {
-        "log": str(tmp_path / "order.log"),
-        "knownHosts": fleet.known_hosts,
-        "url": fleet.url,
-        "path": "clusters/drain",
-        "namespace": "flux-drain",
-    }
-    for key, value in settings.items():
-        stack.set_config(key, auto.ConfigValue(value))
-    stack.set_config("kubeconfig", auto.ConfigValue(cluster.kubeconfig, secret=True))
-    stack.set_config("deployKey", auto.ConfigValue(deploy_key.private_key, secret=True))
-    commit_all(root, "a program that makes its cluster")
+    root, env = drain_project(
+        tmp_path,
+        STACK,
+        path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir],
+        kubeconfig=cluster.kubeconfig,
+        private_key=deploy_key.private_key,
+        settings={
+            "log": str(tmp_path / "order.log"),
+            "knownHosts": fleet.known_hosts,
+            "url": fleet.url,
+            "path": "clusters/drain",
+            "namespace": "flux-drain",
+        },
+    )
+    stack = auto.Stack.select(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
     _gateway_api(cluster.api())
     namespace = "apps-drain"
     fleet.commit({"clusters/drain/apps.yaml": _manifests(namespace)}, "a load balancer, an ingress, a volume")

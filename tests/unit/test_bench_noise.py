@@ -69,13 +69,9 @@ def test_compare_lists_each_figure_in_both_runs_with_its_change() -> None:
     assert found["engine[operation=preview, resources=10].ratio"].relative == pytest.approx(0.1)
 
 
-def test_the_compare_mode_runs_nothing_and_prints_the_table(tmp_path: Path) -> None:
-    old, new = tmp_path / "old.json", tmp_path / "new.json"
-    old.write_text(json.dumps(OLD))
-    changed = json.loads(json.dumps(OLD))
-    changed["startup"]["help_click_ratio"] = 1.04
-    new.write_text(json.dumps(changed))
-    done = subprocess.run(
+def _compare(old: Path, new: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m bench --compare OLD --out NEW``, as a person runs it."""
+    return subprocess.run(
         [sys.executable, "-m", "bench", "--compare", str(old), "--out", str(new)],
         cwd=REPO_ROOT,
         capture_output=True,
@@ -83,6 +79,15 @@ def test_the_compare_mode_runs_nothing_and_prints_the_table(tmp_path: Path) -> N
         check=False,
         timeout=60,
     )
+
+
+def test_the_compare_mode_runs_nothing_and_prints_the_table(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(OLD))
+    changed = json.loads(json.dumps(OLD))
+    changed["startup"]["help_click_ratio"] = 1.04
+    new.write_text(json.dumps(changed))
+    done = _compare(old, new)
     assert done.returncode == 0, done.stderr
     assert "| startup.help_click_ratio | 1.3 | 1.04 | -20.0% |  |" in done.stdout, done.stdout
     # Its ours series spreads over 10%: any of its figures may have moved by noise alone.
@@ -91,12 +96,5 @@ def test_the_compare_mode_runs_nothing_and_prints_the_table(tmp_path: Path) -> N
     assert "| engine[operation=preview, resources=10].ratio | 1.01 | 1.01 | +0.0% |  |" in done.stdout
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    refused = subprocess.run(
-        [sys.executable, "-m", "bench", "--compare", str(broken), "--out", str(new)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    refused = _compare(broken, new)
     assert refused.returncode == 1 and f"--compare: {broken} is not JSON" in refused.stderr, refused.stderr
