@@ -129,12 +129,15 @@ def _eks_clusters(deployment: Mapping[str, Any]) -> tuple[_Made, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _needs_state(target: StackTarget) -> bool:
-    """Whether the stack may have a cluster to drain or sweep: read from a file backend's checkpoint
-    without decrypting anything, so a stack with no Kubernetes provider costs no extra engine command."""
+def _cluster_state(target: StackTarget) -> Mapping[str, Any]:
+    """The decrypted state, when the stack may have a cluster to drain or sweep; else nothing. A file
+    backend's checkpoint says so without decrypting anything, so a stack with no Kubernetes provider
+    costs no extra engine command."""
     files = target.file_backend()
     types = files.resource_types() if files is not None else None
-    return types is None or bool(types & {_K8S_PROVIDER, _EKS_CLUSTER})
+    if types is not None and not types & {_K8S_PROVIDER, _EKS_CLUSTER}:
+        return {}
+    return decrypted_state(target)
 
 
 def _checked_timeout(drain_timeout: float) -> float:
@@ -248,12 +251,8 @@ def destroy(
     target = StackTarget.resolve(stack, options)
     timeout = _checked_timeout(drain_timeout)
     if preview_only:
-        planned = (
-            _drain_of(
-                target, decrypted_state(target), drain=drain, timeout=timeout, on_drain=None, planned=True
-            )
-            if _needs_state(target)
-            else None
+        planned = _drain_of(
+            target, _cluster_state(target), drain=drain, timeout=timeout, on_drain=None, planned=True
         )
 
         def run_preview(pulumi_stack: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
@@ -277,7 +276,7 @@ def destroy(
             stack=stack,
         )
 
-    deployment = decrypted_state(target) if _needs_state(target) else {}
+    deployment = _cluster_state(target)
     drained = _drain_of(target, deployment, drain=drain, timeout=timeout, on_drain=on_drain, planned=False)
 
     def work(pulumi_stack: auto.Stack, events: EngineEvents) -> DestroyResult:
