@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # A project-local engine built by setup comes first on PATH; see tools/setup.sh.
 export PATH := $(CURDIR)/.tools/pulumi/bin:$(PATH)
 
-.PHONY: setup plan test test-tiers test-floor lint bench demo demo-down
+.PHONY: setup plan test test-tiers test-lane-cluster test-lane-rest test-floor lint bench demo demo-down
 
 setup:
 	@bash tools/setup.sh
@@ -28,10 +28,19 @@ test:
 	printf '{"finished_at": "%s", "setup_s": %d, "make_test_s": %d}\n' "$$(date -u +%FT%TZ)" \
 		$$((ready - start)) $$(($$(date +%s) - start)) > .tools/make-test.json
 
-# The slowest tests are listed after every run, so that a slow suite shows where it is slow.
+# The tiers run in two lanes side by side, each pytest run listing its slowest tests: the cluster tier
+# (mostly waiting on Flux and the API server) then the floor's unit tier, beside the engine, install and
+# unit tiers (mostly computing), so that on 2 cores neither core waits (the README has the times). -O
+# prints each lane's report whole when it ends.
 test-tiers:
-	$(PY) -m pytest --durations=40
+	@$(MAKE) --no-print-directory -j2 -O test-lane-cluster test-lane-rest
+
+test-lane-cluster:
+	$(PY) -m pytest tests/cluster --durations=20
 	@$(MAKE) --no-print-directory test-floor
+
+test-lane-rest:
+	$(PY) -m pytest tests/engine tests/install tests/unit --durations=30
 
 # The unit tests (mocks, offline plan) on the lowest pulumi pyproject.toml allows: the floor is tested.
 test-floor:

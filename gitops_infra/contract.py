@@ -78,7 +78,10 @@ _VERSION = re.compile(r"^(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?$")
 class Environment(BaseModel):
     """Which environment workloads run in, and what the platform provides there."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    # Built when first used (as the config's models are), so that importing the contract costs little.
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, defer_build=True
+    )
 
     name: Annotated[str, Field(pattern=DNS_LABEL_PATTERN, description="The environment: dev, prod, ...")]
     base_domain: Annotated[
