@@ -8,9 +8,11 @@
 #   source-controller/     Flux source-controller (v1.8.5)
 #   kustomize-controller/  Flux kustomize-controller (v1.9.0)
 #   pulumi-kubernetes/     pulumi-resource-kubernetes (the one provider/v4 pseudo-version served)
+#   notification-crds/     controller-gen (v0.23.0) and notification-controller's API module (v1.8.0)
 #
 # It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds, and
-# makes sure Debian's openssh-server is installed: the cluster tests serve the fleet repository over SSH.
+# generates notification-controller's (Alert, Provider, Receiver) there from its API module with
+# controller-gen, as upstream makes them: the controller's own module is not served. And it makes sure Debian's openssh-server is installed: the cluster tests serve the fleet repository over SSH.
 # ../shared/REAL_CLUSTER.md has the checked versions and why each replace is there. A cold build takes
 # about 25 minutes on 2 cores.
 set -euo pipefail
@@ -38,12 +40,18 @@ fi
 command -v go >/dev/null || die "the local cluster is built from Go modules: install Go 1.26+ and rerun setup"
 
 want=$(cat "$here"/*/go.mod "$here"/*/go.sum "$here/build.sh" | sha256sum | cut -d' ' -f1)
-binaries=(etcd kube-apiserver kube-controller-manager source-controller kustomize-controller pulumi-resource-kubernetes)
+binaries=(etcd kube-apiserver kube-controller-manager source-controller kustomize-controller pulumi-resource-kubernetes
+  controller-gen)
+# One CRD of each source: a toolchain built before the notification CRDs existed is rebuilt.
+crds=(source.toolkit.fluxcd.io_gitrepositories.yaml notification.toolkit.fluxcd.io_providers.yaml)
 complete=true
 for binary in "${binaries[@]}"; do
   [ -x "$bin/$binary" ] || complete=false
 done
-if $complete && [ -d "$out/crds" ] && [ "$(cat "$out/.setup-stamp" 2>/dev/null)" = "$want" ]; then
+for crd in "${crds[@]}"; do
+  [ -f "$out/crds/$crd" ] || complete=false
+done
+if $complete && [ "$(cat "$out/.setup-stamp" 2>/dev/null)" = "$want" ]; then
   say "reusing ${binaries[*]} in $bin"
   exit 0
 fi
@@ -86,6 +94,13 @@ for controller in source-controller kustomize-controller; do
 done
 chmod u+w "$out"/crds/*.yaml
 say "copied $(ls "$out"/crds/*.yaml | wc -l) Flux CRDs into $out/crds"
+
+# notification-controller's CRDs, generated from the API types of the Flux minor the platform pins.
+build controller-gen "$here/notification-crds" sigs.k8s.io/controller-tools/cmd/controller-gen -ldflags "-s -w"
+(cd "$here/notification-crds" &&
+  "$root/$bin/controller-gen" crd paths=github.com/fluxcd/notification-controller/api/... \
+    output:crd:dir="$root/$out/crds")
+say "generated $(ls "$out"/crds/notification.*.yaml | wc -l) notification CRDs into $out/crds"
 
 # pulumi-resource-kubernetes embeds two generated files its module does not ship, and replaces its SDK
 # with a sibling directory that is not in the module: build a writable copy, as its own Makefile would.
