@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # A project-local engine built by setup comes first on PATH; see tools/setup.sh.
 export PATH := $(CURDIR)/.tools/pulumi/bin:$(PATH)
 
-.PHONY: setup plan test test-tiers test-lane-cluster test-lane-rest test-floor lint bench demo demo-down
+.PHONY: setup plan test test-tiers test-lane-cluster test-lane-engine test-floor lint bench demo demo-down
 
 setup:
 	@bash tools/setup.sh
@@ -29,18 +29,19 @@ test:
 		$$((ready - start)) $$(($$(date +%s) - start)) > .tools/make-test.json
 
 # The tiers run in two lanes side by side, each pytest run listing its slowest tests: the cluster tier
-# (mostly waiting on Flux and the API server) then the floor's unit tier, beside the engine, install and
-# unit tiers (mostly computing), so that on 2 cores neither core waits (the README has the times). -O
-# prints each lane's report whole when it ends.
+# (mostly waiting on Flux and the API server), then the unit tier on both pulumi versions, beside the
+# engine and install tiers (mostly computing), so that on 2 cores neither core waits and the lanes end
+# together (the README has the times). -O prints each lane's report whole when it ends.
 test-tiers:
-	@$(MAKE) --no-print-directory -j2 -O test-lane-cluster test-lane-rest
+	@$(MAKE) --no-print-directory -j2 -O test-lane-cluster test-lane-engine
 
 test-lane-cluster:
 	$(PY) -m pytest tests/cluster --durations=20
+	$(PY) -m pytest tests/unit --durations=10
 	@$(MAKE) --no-print-directory test-floor
 
-test-lane-rest:
-	$(PY) -m pytest tests/engine tests/install tests/unit --durations=30
+test-lane-engine:
+	$(PY) -m pytest tests/engine tests/install --durations=30
 
 # The unit tests (mocks, offline plan) on the lowest pulumi pyproject.toml allows: the floor is tested.
 test-floor:
