@@ -156,8 +156,8 @@ def _config_accepts(provider_type: str) -> bool:
         ("github", True),
         ("generic", True),
         ("generic-hmac", True),
-        # The CRD takes these, the config does not: each needs a credential or setting the stack does not
-        # manage (a token, a cloud identity, a topic), so the config names only types it can configure.
+        # The CRD takes these, the config does not offer them (NotificationsSpec): a narrower list is a
+        # choice to revisit, never a stack that plans and is then refused by the cluster.
         ("gitlab", False),
         ("azureeventhub", False),
         ("googlepubsub", False),
