@@ -12,7 +12,8 @@
 #
 # It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds, and
 # generates notification-controller's (Alert, Provider, Receiver) there from its API module with
-# controller-gen, as upstream makes them: the controller's own module is not served. And it makes sure Debian's openssh-server is installed: the cluster tests serve the fleet repository over SSH.
+# controller-gen, as upstream makes them: the controller's own module is not served. And it makes sure
+# Debian's openssh-server is installed: the cluster tests serve the fleet repository over SSH.
 # ../shared/REAL_CLUSTER.md has the checked versions and why each replace is there. A cold build takes
 # about 25 minutes on 2 cores.
 set -euo pipefail
