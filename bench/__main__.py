@@ -117,6 +117,11 @@ def _print_startup(row: dict[str, Any]) -> None:
         f"{ratio:.3f} | <= {row['target']} {_verdict(ratio, row['target'])} |"
     )
     print(
+        f"| `{row['command']}` | the same floor, with the collector off and no teardown at its end, as "
+        f"ours | {_fmt(row['ours_median_s'])} | {_fmt(row['lean_floor_median_s'])} | "
+        f"{row['plan_lean_floor_ratio']:.3f} | (context: ours alone) |"
+    )
+    print(
         f"| `{row['command']}` | import the {len(row['used_modules'])} SDK modules the plan loads | "
         f"{_fmt(row['ours_median_s'])} | {_fmt(row['used_modules_median_s'])} | "
         f"{row['ratio_to_used_modules']:.3f} | (context) |"

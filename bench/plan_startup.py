@@ -75,13 +75,15 @@ def run(repeats: int) -> dict[str, object]:
     plan = json.loads(_run([*_cli(), "plan", STACK, "--json"]))
     with tempfile.TemporaryDirectory(prefix="bench-plan-floor-") as directory:
         floor = floor_program(plan, modules, Path(directory))
-        return _timed(repeats, modules, len(plan["resources"]), floor)
+        lean = floor_program(plan, modules, Path(directory), lean=True)
+        return _timed(repeats, modules, len(plan["resources"]), floor, lean)
 
 
-def _timed(repeats: int, modules: list[str], resources: int, floor: Path) -> dict[str, object]:
+def _timed(repeats: int, modules: list[str], resources: int, floor: Path, lean: Path) -> dict[str, object]:
     commands = {
         "ours": [*_cli(), "plan", STACK],
         "floor": [sys.executable, str(floor)],
+        "lean": [sys.executable, str(lean)],
         "bare": [sys.executable, "-c", IMPORTS],
         "used": [sys.executable, "-c", f"import {', '.join(modules)}"],
         "help": [*_cli(), "--help"],
@@ -112,6 +114,9 @@ def _timed(repeats: int, modules: list[str], resources: int, floor: Path) -> dic
         "baseline_median_s": medians["bare"],
         "used_modules_median_s": medians["used"],
         "plan_floor_ratio": medians["ours"] / medians["floor"],
+        "lean_floor_s": times["lean"],
+        "lean_floor_median_s": medians["lean"],
+        "plan_lean_floor_ratio": medians["ours"] / medians["lean"],
         "ratio_to_bare": medians["ours"] / medians["bare"],
         "ratio_to_used_modules": medians["ours"] / medians["used"],
         "target": TARGET,

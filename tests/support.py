@@ -8,6 +8,7 @@
   program), :func:`fixture_project` (the engine tier's dynamic-provider program), :func:`fake_engine`
   (a ``pulumi`` that is found but never runs), and :func:`python_runtime` for a policy pack's settings.
 - **git**: :func:`git`, :func:`init_repo` and :func:`commit_all`.
+- :func:`workspace`: a ``pulumi.automation`` workspace on that engine, whose version is read once.
 - :func:`unavailable`: a tier whose tools are not built skips, except under ``CI``, where it fails.
 - :func:`without_times`: a ``--json`` document without its ``checked_at`` times, to compare two runs.
 - The secret scan: :func:`files_under`, :func:`secret_leaks_in_files` and :func:`secret_leaks_in_texts`
@@ -60,6 +61,7 @@ __all__ = [
     "stack_project",
     "unavailable",
     "without_times",
+    "workspace",
     "write_project",
 ]
 
@@ -84,8 +86,10 @@ class Engine:
     def pulumi(self) -> Path:
         return self.bin_dir / "pulumi"
 
-    @property
+    @functools.cached_property
     def command(self) -> auto.PulumiCommand:
+        """This engine for ``pulumi.automation``. Made once: each ``PulumiCommand`` runs ``pulumi version``,
+        as does each ``LocalWorkspace`` made without one."""
         from pulumi import automation as auto
 
         return auto.PulumiCommand(root=str(self.bin_dir.parent))
@@ -115,6 +119,17 @@ def put_engine_on_path() -> Engine | None:
     if engine is not None and path.split(os.pathsep)[0] != str(engine.bin_dir):
         os.environ["PATH"] = f"{engine.bin_dir}{os.pathsep}{path}"
     return engine
+
+
+def workspace(root: Path, env: Mapping[str, str]) -> auto.LocalWorkspace:
+    """A ``pulumi.automation`` workspace on the project in ``root`` with the engine environment ``env``,
+    for a test's set-up and its independent checks; on the engine :func:`find_engine` found."""
+    from pulumi import automation as auto
+
+    engine = find_engine()
+    if engine is None:
+        unavailable(NO_ENGINE)
+    return auto.LocalWorkspace(work_dir=str(root), env_vars=dict(env), pulumi_command=engine.command)
 
 
 def unavailable(message: str) -> NoReturn:
@@ -159,11 +174,11 @@ def drain_project(
     shutil.copy(DRAIN_FIXTURE, root / "__main__.py")
     (root / ".gitignore").write_text("__pycache__/\n")
     env = engine_env(tmp, path=path)
-    created = auto.Stack.create(stack, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
-    for key, value in settings.items():
-        created.set_config(key, auto.ConfigValue(value))
-    created.set_config("kubeconfig", auto.ConfigValue(kubeconfig, secret=True))
-    created.set_config("deployKey", auto.ConfigValue(private_key, secret=True))
+    created = auto.Stack.create(stack, workspace(root, env))
+    config = {key: auto.ConfigValue(value) for key, value in settings.items()}
+    config["kubeconfig"] = auto.ConfigValue(kubeconfig, secret=True)
+    config["deployKey"] = auto.ConfigValue(private_key, secret=True)
+    created.set_all_config(config)
     commit_all(root, "a program that makes its cluster")
     return root, env
 

@@ -34,6 +34,7 @@ __all__ = [
     "UNKNOWN",
     "Registration",
     "RegistrationMonitor",
+    "close_event_loop",
     "drain_event_loop",
     "reset_root_exports",
     "run_pulumi_cmd",
@@ -82,6 +83,19 @@ def drain_event_loop() -> None:
     for task in failed:
         if task.done() and not task.cancelled():
             task.exception()  # retrieved, so asyncio does not log it as never retrieved
+
+
+def close_event_loop() -> None:
+    """Close the event loop the mocked runtime ran on, if it is open and idle.
+
+    Left open until the interpreter's last collection, the loop is finalized in whatever order that
+    collection takes it and its self-pipe sockets; when a socket goes first, the loop's ``__del__`` prints
+    "Exception ignored ... Invalid file descriptor: -1" as the process exits. Breaks like
+    :func:`drain_event_loop`.
+    """
+    loop = _ensure_event_loop()
+    if not loop.is_running() and not loop.is_closed():
+        loop.close()
 
 
 def run_pulumi_cmd(workspace: LocalWorkspace, args: list[str]) -> Any:

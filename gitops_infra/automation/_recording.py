@@ -8,6 +8,8 @@ dependencies included, and is kept as a :class:`Registered` with its inputs unwr
 
 from __future__ import annotations
 
+import atexit
+import functools
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -16,7 +18,7 @@ from typing import Any
 
 import pulumi
 
-from ._compat import Registration, RegistrationMonitor, drain_event_loop
+from ._compat import Registration, RegistrationMonitor, close_event_loop, drain_event_loop
 from ._wire import STACK_TYPE, UNKNOWN, is_secret_payload, secret_payload_value
 
 __all__ = ["COMPUTED", "STACK_TYPE", "Graph", "RecordingMonitor", "Registered", "run_mocked"]
@@ -131,6 +133,13 @@ class RecordingMonitor(RegistrationMonitor):
             self.graph.resources.append(recorded)
 
 
+@functools.cache
+def _close_event_loop_at_exit() -> None:
+    """Once per process: the loop every mocked run shares is closed before the interpreter tears down,
+    so that its finalizer never runs after its sockets'."""
+    atexit.register(close_event_loop)
+
+
 def run_mocked(
     program: Callable[[], Any],
     mocks: pulumi.runtime.Mocks,
@@ -148,6 +157,7 @@ def run_mocked(
     event loop every run in this process shares is run out afterwards, even when it fails, so it cannot
     fail the next run with this one's error. The program's exception propagates unchanged.
     """
+    _close_event_loop_at_exit()
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))

@@ -266,8 +266,9 @@ def _planned(graph: Graph) -> tuple[PlannedResource, ...]:
             parent=r.parent if r.parent in urns else None,
             custom=r.custom,
             inputs=r.redacted_inputs(SECRET),
-            depends_on=r.dependencies,
-            property_dependencies=r.property_dependencies,
+            # Sorted: the runtime records them in the order their Outputs resolved, which varies by run.
+            depends_on=tuple(sorted(r.dependencies)),
+            property_dependencies={key: tuple(sorted(deps)) for key, deps in r.property_dependencies.items()},
         )
         for r in graph
     )

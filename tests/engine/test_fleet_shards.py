@@ -27,7 +27,16 @@ from gitops_infra.automation import StackOptions, up
 from gitops_infra.cli import EXIT_OK, EXIT_PENDING, main
 
 from .. import support
-from ..support import REPO_ROOT, Engine, commit_all, fixture_project, init_repo, without_times, write_project
+from ..support import (
+    REPO_ROOT,
+    Engine,
+    commit_all,
+    fixture_project,
+    init_repo,
+    without_times,
+    workspace,
+    write_project,
+)
 from .conftest import SECRET_TOKEN
 
 pytestmark = pytest.mark.engine
@@ -77,10 +86,14 @@ def fleet(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Fleet:
         for name, fleet_fields in stacks.items():
             files = tmp_path / f"files-{project}-{name}"
             files.mkdir()
-            stack = auto.Stack.create(name, auto.LocalWorkspace(work_dir=str(root), env_vars=env))
-            stack.set_config("fixture:directory", auto.ConfigValue(str(files)))
-            stack.set_config("fixture:token", auto.ConfigValue(SECRET_TOKEN, secret=True))
-            stack.set_config("fixture:files", auto.ConfigValue(json.dumps({"a": "one", "b": "two"})))
+            stack = auto.Stack.create(name, workspace(root, env))
+            stack.set_all_config(
+                {
+                    "fixture:directory": auto.ConfigValue(str(files)),
+                    "fixture:token": auto.ConfigValue(SECRET_TOKEN, secret=True),
+                    "fixture:files": auto.ConfigValue(json.dumps({"a": "one", "b": "two"})),
+                }
+            )
             if fleet_fields is not None:
                 settings = root / f"Pulumi.{name}.yaml"
                 data = yaml.safe_load(settings.read_text())

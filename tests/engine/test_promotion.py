@@ -23,7 +23,7 @@ from gitops_infra.automation import (
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
 from gitops_infra.errors import CommitNotFoundError, OperationFailedError, PromotionError
 
-from ..support import git
+from ..support import git, workspace
 from .conftest import SECRET_TOKEN, FixtureRepo
 
 pytestmark = pytest.mark.engine
@@ -33,10 +33,14 @@ def _add_prod(repo: FixtureRepo, tmp_path: Path) -> Path:
     """A prod stack beside dev, in its own directory of files, committed with the project."""
     prod_dir = tmp_path / "prod-files"
     prod_dir.mkdir()
-    stack = auto.Stack.create("prod", auto.LocalWorkspace(work_dir=str(repo.root), env_vars=repo.env))
-    stack.set_config("fixture:directory", auto.ConfigValue(str(prod_dir)))
-    stack.set_config("fixture:token", auto.ConfigValue(SECRET_TOKEN, secret=True))
-    stack.set_config("fixture:files", auto.ConfigValue(json.dumps({"a": "prod-one"})))
+    stack = auto.Stack.create("prod", workspace(repo.root, repo.env))
+    stack.set_all_config(
+        {
+            "fixture:directory": auto.ConfigValue(str(prod_dir)),
+            "fixture:token": auto.ConfigValue(SECRET_TOKEN, secret=True),
+            "fixture:files": auto.ConfigValue(json.dumps({"a": "prod-one"})),
+        }
+    )
     return prod_dir
 
 
@@ -45,8 +49,7 @@ def _on_disk(directory: Path) -> dict[str, str]:
 
 
 def _set_prod_files(repo: FixtureRepo, files: dict[str, str]) -> None:
-    workspace = auto.LocalWorkspace(work_dir=str(repo.root), env_vars=repo.env)
-    auto.Stack.select("prod", workspace).set_config("fixture:files", auto.ConfigValue(json.dumps(files)))
+    workspace(repo.root, repo.env).set_config("prod", "fixture:files", auto.ConfigValue(json.dumps(files)))
 
 
 def test_promote_takes_devs_last_update_to_prod_not_the_work_tree(repo: FixtureRepo, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from pulumi import automation as auto
 from gitops_infra.automation import StackOptions, up
 from gitops_infra.errors import OperationFailedError
 
-from ..support import REPO_ROOT, commit_all, init_repo, write_project
+from ..support import REPO_ROOT, commit_all, init_repo, workspace, write_project
 
 pytestmark = pytest.mark.engine
 
@@ -32,13 +32,17 @@ class Rotation:
         self.options = StackOptions(work_dir=root, env=env)
 
     def stack(self) -> auto.Stack:
-        return auto.Stack.select("dev", auto.LocalWorkspace(work_dir=str(self.root), env_vars=self.env))
+        return auto.Stack.select("dev", workspace(self.root, self.env))
 
     def up(self, rotation: str, refused: str = "") -> list[str]:
         """``up`` with the key of ``rotation`` (Flux refusing the key ``refused``); the steps it logged."""
         stack = self.stack()
-        stack.set_config("rotation", auto.ConfigValue(rotation))
-        stack.set_config("refused", auto.ConfigValue(refused))
+        stack.set_all_config(
+            {
+                "rotation": auto.ConfigValue(rotation),
+                "refused": auto.ConfigValue(refused),
+            }
+        )
         commit_all(self.root, f"rotation {rotation}")
         self.log.write_text("")
         try:
@@ -69,7 +73,7 @@ def rotation(engine_env: dict[str, str], tmp_path: Path) -> Rotation:
     (root / "__main__.py").write_text(PROGRAM.read_text())
     (root / ".gitignore").write_text("__pycache__/\n")
     env = {key: value for key, value in engine_env.items() if key != "PATH"}
-    auto.Stack.create("dev", auto.LocalWorkspace(work_dir=str(root), env_vars=env))
+    auto.Stack.create("dev", workspace(root, env))
     made = Rotation(root, env)
     made.stack().set_config("log", auto.ConfigValue(str(made.log)))
     return made

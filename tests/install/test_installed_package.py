@@ -27,6 +27,9 @@ pytestmark = pytest.mark.install
 
 ENGINE = find_engine()
 WHEELHOUSE = REPO_ROOT / ".tools" / "wheels"
+MYPY_CACHE = REPO_ROOT / ".tools" / "mypy-installed"
+"""mypy's cache for the check of a user's code: it reads the SDKs' stubs again only when a file changed
+(mypy checks each cached module against its source), which saves most of a minute on a second run."""
 RUNTIME_FILES = (
     "gitops_infra/py.typed",
     "gitops_infra/policy/PulumiPolicy.yaml",
@@ -341,7 +344,8 @@ def test_mypy_strict_checks_a_users_code_against_the_installed_wheel(
             "mypy.ini",
             "--python-executable",
             installed.python,
-            "--no-incremental",
+            "--cache-dir",
+            str(MYPY_CACHE),
             "snippet.py",
         ],
         cwd=tmp_path,

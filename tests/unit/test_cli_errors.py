@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from gitops_infra.cli import EXIT_ERROR, main
 
+from ..support import REPO_ROOT
 from .conftest import plan_in_a_subprocess
 
 FAILURES = [
@@ -157,6 +158,7 @@ def test_a_signal_outside_a_command_is_128_plus_n_and_one_document(signum: int) 
         pytest.param("contract schema", id="plain output"),
         pytest.param("--help", id="click's own help"),
         pytest.param("--version", id="click's own version"),
+        pytest.param(f"plan dev --cwd {REPO_ROOT}", id="the plan, which ends without a teardown"),
     ],
 )
 def test_an_output_that_cannot_be_written_is_output_closed_never_a_traceback_or_0(

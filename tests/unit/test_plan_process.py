@@ -1,0 +1,63 @@
+"""The plan as a process of its own: it pauses the collector and skips the interpreter's teardown
+(``end_without_teardown``), and neither may cost a byte of output, an exit code or an in-process caller."""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from gitops_infra.cli import EXIT_OK, main
+
+from ..support import REPO_ROOT
+
+
+def _process(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120
+    )
+
+
+def test_the_plan_process_prints_what_the_plan_prints_in_process_and_exits_0() -> None:
+    args = ["plan", "dev", "--cwd", str(REPO_ROOT), "--json"]
+    # The console script's way in: main() reads sys.argv, and the process ends without a teardown.
+    entry = "import sys; from gitops_infra.cli import main; sys.argv[1:] = sys.argv[1:]; main()"
+    done = _process(entry, *args)
+    in_process = CliRunner().invoke(main, args, catch_exceptions=False)
+
+    assert (done.returncode, done.stderr) == (EXIT_OK, "")
+    assert in_process.exit_code == EXIT_OK
+    assert _unordered(done.stdout) == _unordered(in_process.stdout) and done.stdout.strip()
+
+
+def _unordered(output: str) -> object:
+    """A plan's document without the order its resources registered in (which varies from run to run)."""
+    document = json.loads(output)
+    return {**document, "resources": sorted(document["resources"], key=lambda r: r["urn"])}
+
+
+def test_in_process_the_plan_returns_and_leaves_the_collector_as_it_was() -> None:
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            result = CliRunner().invoke(main, ["plan", "dev", "--cwd", str(REPO_ROOT), "--json"])
+            assert result.exit_code == EXIT_OK, result.output
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+
+
+def test_a_caller_that_passes_arguments_gets_the_usual_exit_and_a_quiet_one() -> None:
+    # main(args) is an embedding program's call: the interpreter tears down as usual, and the event loop
+    # the mocked runtime ran on is closed before that (left open, it could print "Exception ignored").
+    code = (
+        "import sys; from gitops_infra.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    print('exit', exc.code)"
+    )
+    done = _process(code, "plan", "dev", "--cwd", str(REPO_ROOT), "--json")
+
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.endswith("exit 0\n")
