@@ -200,15 +200,16 @@ class _Cli(click.Group):
         OUTPUT.lost = sys.stdout is None
         OUTPUT.no_teardown = False
         try:
-            result = _exit_checked(
-                lambda: super(_Cli, self).main(argv, prog_name, standalone_mode=False, **extra)
-            )
-            # Only as the process's own entry (the console script, `python -m`), never in-process.
-            if args is None and OUTPUT.no_teardown and result in (None, EXIT_OK):
-                if _flushed():
-                    os._exit(EXIT_OK)
-                if OUTPUT.lost:
-                    raise CliError("OutputClosed", _OUTPUT_CLOSED)
+            try:
+                result = _exit_checked(
+                    lambda: super(_Cli, self).main(argv, prog_name, standalone_mode=False, **extra)
+                )
+            except SystemExit as exc:  # how a command ends (ctx.exit)
+                if exc.code in (None, EXIT_OK) and args is None:
+                    _end_if_nothing_to_tear_down()
+                raise
+            if result in (None, EXIT_OK) and args is None:
+                _end_if_nothing_to_tear_down()
             return result
         except KeyboardInterrupt as exc:  # a signal outside a command's own handling (before, between)
             _interrupted(exc, as_json=as_json)
@@ -247,6 +248,18 @@ def end_without_teardown() -> None:
     way out, which reports it.
     """
     OUTPUT.no_teardown = True
+
+
+def _end_if_nothing_to_tear_down() -> None:
+    """After a success, as the process's own entry (the console script, `python -m`; never in-process):
+    end here when the command asked to (:func:`end_without_teardown`), unless a tracer or profiler runs
+    (coverage, cProfile), which writes its report at exit."""
+    if not OUTPUT.no_teardown or sys.gettrace() is not None or sys.getprofile() is not None:
+        return
+    if _flushed():
+        os._exit(EXIT_OK)
+    if OUTPUT.lost:
+        raise CliError("OutputClosed", _OUTPUT_CLOSED)
 
 
 def _flushed() -> bool:

@@ -23,8 +23,12 @@ def _process(code: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_plan_process_prints_what_the_plan_prints_in_process_and_exits_0() -> None:
     args = ["plan", "dev", "--cwd", str(REPO_ROOT), "--json"]
-    # The console script's way in: main() reads sys.argv, and the process ends without a teardown.
-    entry = "import sys; from gitops_infra.cli import main; sys.argv[1:] = sys.argv[1:]; main()"
+    # The console script's way in: main() reads sys.argv, and the process ends there, so that an exit
+    # handler (here one that would print) never runs.
+    entry = (
+        "import atexit, sys; atexit.register(print, 'torn down', file=sys.stderr)\n"
+        "from gitops_infra.cli import main; main()"
+    )
     done = _process(entry, *args)
     in_process = CliRunner().invoke(main, args, catch_exceptions=False)
 
@@ -61,3 +65,15 @@ def test_a_caller_that_passes_arguments_gets_the_usual_exit_and_a_quiet_one() ->
 
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.endswith("exit 0\n")
+
+
+def test_under_a_profiler_the_plan_ends_the_usual_way_so_that_its_report_is_written() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-m", "gitops_infra.cli", "plan", "dev", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=120,
+    )
+    assert done.returncode == EXIT_OK, done.stderr
+    assert "function calls" in done.stdout  # cProfile's report, printed after the command returned
