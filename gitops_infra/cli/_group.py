@@ -200,16 +200,15 @@ class _Cli(click.Group):
         OUTPUT.lost = sys.stdout is None
         OUTPUT.no_teardown = False
         try:
+            # `args is None`: the process's own entry (the console script, `python -m`), never in-process.
             try:
                 result = _exit_checked(
                     lambda: super(_Cli, self).main(argv, prog_name, standalone_mode=False, **extra)
                 )
             except SystemExit as exc:  # how a command ends (ctx.exit)
-                if exc.code in (None, EXIT_OK) and args is None:
-                    _end_if_nothing_to_tear_down()
+                _end_if_nothing_to_tear_down(exc.code, own_process=args is None)
                 raise
-            if result in (None, EXIT_OK) and args is None:
-                _end_if_nothing_to_tear_down()
+            _end_if_nothing_to_tear_down(result, own_process=args is None)
             return result
         except KeyboardInterrupt as exc:  # a signal outside a command's own handling (before, between)
             _interrupted(exc, as_json=as_json)
@@ -250,11 +249,12 @@ def end_without_teardown() -> None:
     OUTPUT.no_teardown = True
 
 
-def _end_if_nothing_to_tear_down() -> None:
-    """After a success, as the process's own entry (the console script, `python -m`; never in-process):
-    end here when the command asked to (:func:`end_without_teardown`), unless a tracer or profiler runs
-    (coverage, cProfile), which writes its report at exit."""
-    if not OUTPUT.no_teardown or sys.gettrace() is not None or sys.getprofile() is not None:
+def _end_if_nothing_to_tear_down(code: Any, *, own_process: bool) -> None:
+    """After a success (``code`` 0 or ``None``) in the process's own entry: end here when the command
+    asked to (:func:`end_without_teardown`), unless a tracer or profiler runs (coverage, cProfile), which
+    writes its report at exit."""
+    asked = own_process and OUTPUT.no_teardown and code in (None, EXIT_OK)
+    if not asked or sys.gettrace() is not None or sys.getprofile() is not None:
         return
     if _flushed():
         os._exit(EXIT_OK)

@@ -121,16 +121,16 @@ class LocalStack:
         """Set ``gitops-infra:<path>`` (a dotted path into a section) in Pulumi.local.yaml."""
         self.set_all({path: value}, secrets=[path] if secret else [])
 
-    def set_all(self, values: Mapping[str, Any], *, secrets: Sequence[str] = ()) -> None:
-        """Set each ``gitops-infra:<path>`` of ``values`` in Pulumi.local.yaml, those in ``secrets`` as
-        secrets, with one engine command."""
+    def set_all(self, values: Mapping[str, Any], *, secrets: Sequence[str] = (), stack: str = STACK) -> None:
+        """Set each ``gitops-infra:<path>`` of ``values`` in ``stack``'s file (Pulumi.local.yaml), those in
+        ``secrets`` as secrets, with one engine command."""
         config = {
             f"gitops-infra:{path}": auto.ConfigValue(
                 value if isinstance(value, str) else json.dumps(value), secret=path in secrets
             )
             for path, value in values.items()
         }
-        workspace(self.root, self.env).set_all_config(STACK, config, path=True)
+        workspace(self.root, self.env).set_all_config(stack, config, path=True)
 
     def commit(self, message: str) -> str:
         return commit_all(self.root, message)
@@ -146,6 +146,31 @@ class LocalStack:
         backend = Path(self.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
         files = files_under(backend, Path(self.env["PULUMI_HOME"]), self.root, skip=[self.root / ".git"])
         return [*secret_leaks_in_files(files, secrets), *secret_leaks_in_texts(texts, secrets)]
+
+
+LOCAL_SECRETS = ("localKubeconfig", "localDeployKey")
+
+
+def local_settings(
+    cluster: LocalCluster,
+    fleet: FleetServer,
+    deploy_key: DeployKeyPair,
+    *,
+    path: str,
+    service_namespace: str,
+    flux_namespace: str,
+) -> dict[str, str]:
+    """What `make demo` writes into a local stack: where the fleet server is and its host key, the fleet
+    path and namespaces, and the two secrets (:data:`LOCAL_SECRETS`)."""
+    return {
+        "git.url": fleet.url,
+        "git.knownHosts": fleet.known_hosts,
+        "git.path": path,
+        "environment.serviceNamespace": service_namespace,
+        "flux.namespace": flux_namespace,
+        "localKubeconfig": cluster.kubeconfig,
+        "localDeployKey": deploy_key.private_key,
+    }
 
 
 @pytest.fixture
@@ -166,19 +191,15 @@ def local_stack(
     auto.Stack.create(STACK, workspace(root, env))
     fleet_path = f"clusters/{name}"
     stack = LocalStack(root=root, env=env, name=name, fleet_path=fleet_path, api=cluster.api())
-    # What `make demo` writes: where the fleet server is and its host key, and the two secrets.
-    stack.set_all(
-        {
-            "git.url": fleet.url,
-            "git.knownHosts": fleet.known_hosts,
-            "git.path": fleet_path,
-            "environment.serviceNamespace": stack.service_namespace,
-            "flux.namespace": stack.flux_namespace,
-            "localKubeconfig": cluster.kubeconfig,
-            "localDeployKey": deploy_key.private_key,
-        },
-        secrets=["localKubeconfig", "localDeployKey"],
+    settings = local_settings(
+        cluster,
+        fleet,
+        deploy_key,
+        path=fleet_path,
+        service_namespace=stack.service_namespace,
+        flux_namespace=stack.flux_namespace,
     )
+    stack.set_all(settings, secrets=LOCAL_SECRETS)
     stack.commit("the local stack, configured for this cluster")
     # The test's fleet path exists, as `git.scaffold` would make it: `up` waits for Flux to be Ready.
     fleet.commit({f"{fleet_path}/README.md": f"Synced by the cluster test {name}.\n"}, f"the path of {name}")

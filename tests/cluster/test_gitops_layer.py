@@ -27,7 +27,7 @@ from gitops_infra.components.flux import FLUX_SYNC_NAME
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster, free_port
 
 from ..support import REPO_ROOT, workspace
-from .conftest import LocalStack, wait_until
+from .conftest import LOCAL_SECRETS, LocalStack, local_settings, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -213,23 +213,15 @@ def second_stack(
     shutil.copy(REPO_ROOT / "Pulumi.local.yaml", root / "Pulumi.target.yaml")
     stack = auto.Stack.create(name, workspace(root, local_stack.env))
     path = f"{local_stack.fleet_path}-target"
-    settings = {
-        "git.url": fleet.url,
-        "git.knownHosts": fleet.known_hosts,
-        "git.path": path,
-        "environment.serviceNamespace": f"{local_stack.service_namespace}-t",
-        "flux.namespace": f"{local_stack.flux_namespace}-t",
-        "localKubeconfig": cluster.kubeconfig,
-        "localDeployKey": deploy_key.private_key,
-    }
-    secrets = {"localKubeconfig", "localDeployKey"}
-    stack.set_all_config(
-        {
-            f"gitops-infra:{key}": auto.ConfigValue(value, secret=key in secrets)
-            for key, value in settings.items()
-        },
-        path=True,
+    settings = local_settings(
+        cluster,
+        fleet,
+        deploy_key,
+        path=path,
+        service_namespace=f"{local_stack.service_namespace}-t",
+        flux_namespace=f"{local_stack.flux_namespace}-t",
     )
+    local_stack.set_all(settings, secrets=LOCAL_SECRETS, stack=name)
     local_stack.commit("a second stack, target")
     fleet.commit({f"{path}/README.md": "Synced by the target stack.\n"}, f"the path of {path}")
     try:

@@ -15,10 +15,9 @@ from gitops_infra.cli import EXIT_OK, main
 from ..support import REPO_ROOT
 
 
-def _process(code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120
-    )
+def _python(*args: str) -> subprocess.CompletedProcess[str]:
+    """This interpreter with ``args``, in the repository (whose dev stack the plans read)."""
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
 
 
 def test_the_plan_process_prints_what_the_plan_prints_in_process_and_exits_0() -> None:
@@ -29,7 +28,7 @@ def test_the_plan_process_prints_what_the_plan_prints_in_process_and_exits_0() -
         "import atexit, sys; atexit.register(print, 'torn down', file=sys.stderr)\n"
         "from gitops_infra.cli import main; main()"
     )
-    done = _process(entry, *args)
+    done = _python("-c", entry, *args)
     in_process = CliRunner().invoke(main, args, catch_exceptions=False)
 
     assert (done.returncode, done.stderr) == (EXIT_OK, "")
@@ -61,19 +60,13 @@ def test_a_caller_that_passes_arguments_gets_the_usual_exit_and_a_quiet_one() ->
         "import sys; from gitops_infra.cli import main\n"
         "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    print('exit', exc.code)"
     )
-    done = _process(code, "plan", "dev", "--cwd", str(REPO_ROOT), "--json")
+    done = _python("-c", code, "plan", "dev", "--cwd", str(REPO_ROOT), "--json")
 
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.endswith("exit 0\n")
 
 
 def test_under_a_profiler_the_plan_ends_the_usual_way_so_that_its_report_is_written() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "cProfile", "-m", "gitops_infra.cli", "plan", "dev", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=120,
-    )
+    done = _python("-m", "cProfile", "-m", "gitops_infra.cli", "plan", "dev", "--json")
     assert done.returncode == EXIT_OK, done.stderr
     assert "function calls" in done.stdout  # cProfile's report, printed after the command returned
