@@ -4,6 +4,10 @@
 and ``pulumi.automation``, seconds of imports. Eager, every ``import gitops_infra.<anything>`` paid for
 them: the CLI's ``--help`` did, and the offline plan loaded the engine wrapper it never calls. Each package
 keeps its ``import`` block for type checkers (under ``TYPE_CHECKING``) and ``__all__`` as the API.
+
+``sdk`` does the same for a provider SDK inside a component module: a stack on a cluster it did not make
+registers no AWS resource, and one with an existing key no GitHub or TLS resource, so its program (every
+preview and up) need not import ``pulumi_aws`` and ``pulumi_eks`` (~0.5 s of CPU) or ``pulumi_github``.
 """
 
 from __future__ import annotations
@@ -11,9 +15,10 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 from typing import Any
 
-__all__ = ["exports"]
+__all__ = ["exports", "sdk"]
 
 
 def exports(
@@ -41,3 +46,26 @@ def exports(
         return sorted([*where, *made])
 
     return __getattr__, __dir__
+
+
+class _Sdk:
+    """Stands for a module until an attribute of it is used; then the module is imported as usual."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        module: ModuleType = importlib.import_module(self._name)
+        return getattr(module, attribute)
+
+    def __repr__(self) -> str:
+        return f"<{self._name}, imported on first use>"
+
+
+def sdk(name: str) -> Any:
+    """The module ``name``, imported on the first use of one of its attributes (not when this is called).
+
+    A plain ``import`` stays under ``TYPE_CHECKING`` beside it, for type checkers. The module is imported
+    by the import system itself, so a package that imports it too gets the same, whole module.
+    """
+    return sys.modules.get(name) or _Sdk(name)

@@ -10,11 +10,12 @@ provider authenticate as an App instead of with a personal token.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pulumi
-import pulumi_github as github
 import pulumi_kubernetes as k8s
 
+from gitops_infra._lazy import sdk
 from gitops_infra.components._kubernetes import kubernetes_provider
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS, DeployKey, DeployKeyArgs
 from gitops_infra.components.eks_cluster import (
@@ -38,6 +39,11 @@ from gitops_infra.components.flux import (
     SyncOptions,
 )
 from gitops_infra.config import ClusterSpec, StackConfig, platform_name
+
+if TYPE_CHECKING:
+    import pulumi_github as github
+else:
+    github = sdk("pulumi_github")
 
 __all__ = ["Platform", "build_platform"]
 

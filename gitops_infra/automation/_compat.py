@@ -12,7 +12,8 @@ test-floor``), so a break in either shows here first.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +21,10 @@ import pulumi
 from google.protobuf import json_format
 from pulumi.automation import CommandResult, EngineEvent, LocalWorkspace, Stack
 from pulumi.automation import _stack as upstream_stack
+from pulumi.runtime import resource as upstream_resource
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
-from pulumi.runtime.proto import provider_pb2, resource_pb2
+from pulumi.runtime.proto import provider_pb2, resource_pb2, source_pb2
 from pulumi.runtime.settings import SETTINGS
 from pulumi.runtime.stack import Stack as RootStack
 from pulumi.runtime.sync_await import _ensure_event_loop
@@ -39,6 +41,7 @@ __all__ = [
     "reset_root_exports",
     "run_pulumi_cmd",
     "run_streamed",
+    "without_stack_traces",
 ]
 
 STACK_TYPE = "pulumi:pulumi:Stack"
@@ -83,6 +86,27 @@ def drain_event_loop() -> None:
     for task in failed:
         if task.done() and not task.cancelled():
             task.exception()  # retrieved, so asyncio does not log it as never retrieved
+
+
+@contextlib.contextmanager
+def without_stack_traces() -> Iterator[None]:
+    """Resources register with no stack trace (nor the source position taken from it) inside the block.
+
+    pulumi walks the Python stack for every resource, stats each frame's file and makes a URI of its
+    path: a fifth of an offline plan's CPU, more under a deep caller such as pytest. A mocked run's monitor
+    throws both away. ``set_mocks`` makes the mocked monitor the whole process's, so a block as wide
+    takes nothing from a real run. Breaks (does nothing, and the unit test says so) if
+    ``pulumi.runtime.resource`` renames ``_get_stack_trace``.
+    """
+    upstream = getattr(upstream_resource, "_get_stack_trace", None)
+    if upstream is None:
+        yield
+        return
+    upstream_resource._get_stack_trace = source_pb2.StackTrace  # an empty trace: no frames, no position
+    try:
+        yield
+    finally:
+        upstream_resource._get_stack_trace = upstream
 
 
 def close_event_loop() -> None:

@@ -18,7 +18,13 @@ from typing import Any
 
 import pulumi
 
-from ._compat import Registration, RegistrationMonitor, close_event_loop, drain_event_loop
+from ._compat import (
+    Registration,
+    RegistrationMonitor,
+    close_event_loop,
+    drain_event_loop,
+    without_stack_traces,
+)
 from ._wire import STACK_TYPE, UNKNOWN, is_secret_payload, secret_payload_value
 
 __all__ = ["COMPUTED", "STACK_TYPE", "Graph", "RecordingMonitor", "Registered", "run_mocked"]
@@ -159,15 +165,16 @@ def run_mocked(
     """
     _close_event_loop_at_exit()
     monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
-    pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
 
     @pulumi.runtime.test  # type: ignore[untyped-decorator]  # pulumi's decorator is unannotated
     def execute() -> Any:
         return program()
 
-    try:
-        execute()
-    finally:
-        drain_event_loop()
+    with without_stack_traces():  # from the root stack on, which set_mocks registers
+        pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+        pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
+        try:
+            execute()
+        finally:
+            drain_event_loop()
     return monitor.graph

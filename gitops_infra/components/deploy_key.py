@@ -13,13 +13,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import pulumi
-import pulumi_github as github
-import pulumi_tls as tls
 
 from gitops_infra import checks
+from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems
+
+if TYPE_CHECKING:
+    import pulumi_github as github
+    import pulumi_tls as tls
+else:
+    github = sdk("pulumi_github")
+    tls = sdk("pulumi_tls")
 
 __all__ = ["GITHUB_KNOWN_HOSTS", "DeployKey", "DeployKeyArgs", "KeyAlgorithm"]
 

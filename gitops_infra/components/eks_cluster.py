@@ -27,16 +27,23 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import pulumi
-import pulumi_aws as aws
-import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from gitops_infra import checks
+from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems
 from gitops_infra.components._kubernetes import kubernetes_provider
 from gitops_infra.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pulumi_aws as aws
+    import pulumi_eks as eks
+else:
+    aws = sdk("pulumi_aws")
+    eks = sdk("pulumi_eks")
 
 __all__ = [
     "ACCESS_ENTRY_TYPE",

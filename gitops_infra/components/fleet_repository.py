@@ -28,13 +28,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import pulumi
-import pulumi_github as github
 
 from gitops_infra import checks
+from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems
 from gitops_infra.contract import CONTRACT_KEYS
+
+if TYPE_CHECKING:
+    import pulumi_github as github
+else:
+    github = sdk("pulumi_github")
 
 __all__ = [
     "DESCRIPTION",

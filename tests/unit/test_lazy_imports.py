@@ -17,6 +17,8 @@ import gitops_infra
 import gitops_infra.automation
 import gitops_infra.local
 
+from ..support import REPO_ROOT
+
 # What --help and argument errors must not pay for: the engine wrapper and SDKs, rich, pydantic, YAML.
 HEAVY = ("pulumi", "pulumi_aws", "pulumi_kubernetes", "rich", "pydantic", "yaml", "psutil", "grpc")
 HEAVY_OURS = ("gitops_infra.components", "gitops_infra.config", "gitops_infra.automation._engine")
@@ -101,6 +103,37 @@ def _sdks(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if m.split(".")[0] in PROVIDER_SDKS or m.startswith(ours))
 
 
+_PLAN = """
+import json, sys
+from gitops_infra.cli import main
+try:
+    main(["plan", sys.argv[1], "--cwd", sys.argv[2]])  # arguments given: the usual exit, so this prints
+except SystemExit as exit:
+    assert exit.code in (None, 0), exit.code
+sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+"""
+
+
+@pytest.mark.parametrize(
+    ("stack", "loaded"),
+    [
+        # An existing cluster, an existing key, no managed repository: nothing on AWS, GitHub or TLS.
+        ("local", []),
+        ("dev", ["pulumi_aws", "pulumi_eks", "pulumi_github", "pulumi_tls"]),
+    ],
+)
+def test_a_stack_imports_only_the_provider_sdks_its_resources_need(stack: str, loaded: list[str]) -> None:
+    # Every preview and up runs the program: pulumi_aws and pulumi_eks alone are ~0.5 s of CPU.
+    modules = _modules_after(_PLAN, stack, str(REPO_ROOT))
+    assert "pulumi_kubernetes" in modules
+    assert (
+        sorted(
+            {m.split(".")[0] for m in modules} & {"pulumi_aws", "pulumi_eks", "pulumi_github", "pulumi_tls"}
+        )
+        == loaded
+    )
+
+
 @pytest.mark.parametrize(
     "args",
     [["contract", "schema"], ["contract", "check", "-"]],
@@ -132,7 +165,7 @@ def test_importing_the_packages_loads_no_sdk_until_a_name_is_used() -> None:
         "before = sorted(sys.modules)\n"
         "gitops_infra.DeployKey\n"
         "sys.stderr.write('MODULES ' + json.dumps(before) + '\\n')\n"
-        "assert 'pulumi_tls' in sys.modules\n"
+        "assert 'gitops_infra.components.deploy_key' in sys.modules and 'pulumi' in sys.modules\n"
     )
     assert _heavy(_modules_after(code)) == []
 
