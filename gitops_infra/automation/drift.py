@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator
-from dataclasses import replace
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +22,16 @@ from ._target import StackTarget
 from ._wire import is_secret_payload, masked
 from .gitops import read_gitops
 from .options import StackOptions
-from .results import ALL_LAYERS, SECRET, DriftedResource, DriftKind, DriftReport, Layer, PropertyDiff
+from .results import (
+    ALL_LAYERS,
+    SECRET,
+    DriftedResource,
+    DriftKind,
+    DriftReport,
+    GitOpsReport,
+    Layer,
+    PropertyDiff,
+)
 
 __all__ = ["detect_drift"]
 
@@ -165,15 +174,21 @@ def detect_drift(
                 "`gitops-infra recover`",
                 stack=stack,
             )
-        pulumi_stack.preview_refresh(on_event=events.callback(collect))
+        # The GitOps layer is read while the refresh runs: both only read, and the refresh's processes
+        # leave a core idle most of the time. Leaving the block waits for the read either way, so a
+        # failed refresh leaves no connection, thread or temporary file behind.
+        gitops: Future[GitOpsReport | None] | None = None
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitops-layer") as alongside:
+            if Layer.GITOPS in chosen:
+                gitops = alongside.submit(read_gitops, target)
+            pulumi_stack.preview_refresh(on_event=events.callback(collect))
         return DriftReport(
             stack=stack,
             resources=tuple(sorted(drifted, key=lambda r: r.urn)),
             project=target.project.name,
+            gitops=gitops.result() if gitops is not None else None,
+            layers=chosen,
             checked_at=datetime.now(UTC),
         )
 
-    report = run_engine(target, "detect_drift", work)
-    if Layer.GITOPS not in chosen:
-        return report
-    return replace(report, gitops=read_gitops(target), layers=chosen, checked_at=datetime.now(UTC))
+    return run_engine(target, "detect_drift", work)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pulumi import automation as auto
@@ -12,6 +15,7 @@ from pulumi import automation as auto
 from gitops_infra.automation import (
     SECRET,
     DriftKind,
+    Layer,
     PropertyDiff,
     StackOptions,
     UpResult,
@@ -22,6 +26,7 @@ from gitops_infra.automation import (
     rollback_to_commit,
     up,
 )
+from gitops_infra.automation import drift as drift_module
 from gitops_infra.errors import (
     CommitNotFoundError,
     OperationFailedError,
@@ -273,3 +278,31 @@ def test_secrets_never_appear_in_results_reprs_events_or_errors(repo: FixtureRep
     assert events, "the callback saw no events"
     assert not [text for text in texts if SECRET_TOKEN in text]
     assert SECRET_TOKEN not in json.dumps([repr(item) for item in seen])
+
+
+def test_the_gitops_layer_is_read_while_the_refresh_runs_and_only_when_asked(
+    repo: FixtureRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    up("dev", options=repo.options)
+    read_at: list[float] = []
+    summary_at: list[float] = []
+    real = drift_module.read_gitops
+
+    def read_gitops(target: Any) -> Any:  # the real read, with when it began
+        read_at.append(time.monotonic())
+        return real(target)
+
+    def on_event(event: auto.EngineEvent) -> None:
+        if event.summary_event is not None:
+            summary_at.append(time.monotonic())
+
+    monkeypatch.setattr(drift_module, "read_gitops", read_gitops)
+    options = dataclasses.replace(repo.options, on_event=on_event)
+
+    both = detect_drift("dev", options=options)
+    assert both.layers == (Layer.IAC, Layer.GITOPS) and both.gitops is None  # the fixture has no Flux
+    assert len(read_at) == 1 and len(summary_at) == 1
+    assert read_at[0] < summary_at[0], "the GitOps layer waited for the refresh to end"
+
+    iac = detect_drift("dev", options=options, layers=[Layer.IAC])
+    assert iac.layers == (Layer.IAC,) and len(read_at) == 1 and len(summary_at) == 2
