@@ -2,7 +2,9 @@
 
 ``recover`` reads them directly, because it runs exactly when the engine cannot: while a dead update's
 lock stands, or after a full disk cut the checkpoint short (every command then fails with "failed to
-load checkpoint"). The layouts are the DIY backend's (``pkg/backend/diy``)::
+load checkpoint"). The history is read directly too, where it can be, because an engine command per
+stack was most of ``status --all`` and of each operation's result. The layouts are the DIY backend's
+(``pkg/backend/diy``)::
 
     .pulumi/locks/<org>/<project>/<stack>/<lock id>.json       project-scoped (meta.yaml version 1)
     .pulumi/locks/<stack>/<lock id>.json                        legacy
@@ -144,29 +146,49 @@ class FileBackendStack:
                     found.append((int(stamp), path))
         return [path for _, path in sorted(found, reverse=True)]
 
-    def newest_history_entry(self) -> tuple[int, dict[str, Any]] | None:
-        """How many entries the stack's history holds, and the newest one, as ``pulumi stack history``
-        reads them (``pkg/backend/diy/state.go``: the stack's ``*.history.json`` files, by name).
-
-        ``None`` when there is none, or the newest cannot be read here (zstd-compressed, or unreadable).
-        """
+    def _history_names(self) -> tuple[Path, list[str]]:
+        """The directory of the stack's history entries and their file names, oldest first, as the engine
+        orders them (``pkg/backend/diy/state.go``: every entry in the directory, by name, which is
+        ``<stack>-<nanoseconds>``)."""
         history = self.root / "history"
         for directory in (history / self.project / self.name, history / self.name):
-            # As the engine: every entry in the stack's directory, ordered by name (<stack>-<nanoseconds>).
-            entries = sorted(
+            names = sorted(
                 path.name
                 for path in directory.glob("*.history.json*")
                 if path.name.endswith((*_HISTORY_SUFFIXES, _HISTORY_ZSTD))
             )
-            if entries:
-                if entries[-1].endswith(_HISTORY_ZSTD):
-                    return None  # no zstd in the standard library
-                try:
-                    newest = _read_json(directory / entries[-1])
-                except (OSError, ValueError, EOFError, gzip.BadGzipFile):
-                    return None
-                return (len(entries), newest) if isinstance(newest, dict) else None
-        return None
+            if names:
+                return directory, names
+        return history, []
+
+    @staticmethod
+    def _history_entry(path: Path) -> dict[str, Any] | None:
+        """One history entry; ``None`` when it cannot be read here (zstd-compressed, or unreadable)."""
+        if path.name.endswith(_HISTORY_ZSTD):
+            return None  # no zstd in the standard library
+        try:
+            entry = _read_json(path)
+        except (OSError, ValueError, EOFError, gzip.BadGzipFile):
+            return None
+        return entry if isinstance(entry, dict) else None
+
+    def newest_history_entry(self) -> tuple[int, dict[str, Any]] | None:
+        """How many entries the stack's history holds, and the newest one, as ``pulumi stack history``
+        reads them. ``None`` when there is none, or the newest cannot be read here."""
+        directory, names = self._history_names()
+        newest = self._history_entry(directory / names[-1]) if names else None
+        return (len(names), newest) if newest is not None else None
+
+    def history_entries(self) -> list[dict[str, Any]] | None:
+        """Every entry of the stack's history, newest first, as ``pulumi stack history`` lists them.
+
+        ``None`` when there is none, or any one cannot be read here: the engine then reads them all.
+        """
+        directory, names = self._history_names()
+        entries = [self._history_entry(directory / name) for name in reversed(names)]
+        if not entries or any(entry is None for entry in entries):
+            return None
+        return [entry for entry in entries if entry is not None]
 
     def newest_intact_checkpoint(self) -> Path | None:
         """The newest history checkpoint that reads as a checkpoint."""

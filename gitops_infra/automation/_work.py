@@ -177,5 +177,15 @@ def up_work(
 
 def deployments(target: StackTarget) -> tuple[Deployment, ...]:
     """The stack's deployments, newest first: ``history`` of a target already resolved (``status``,
-    ``promote`` and rollback have one)."""
+    ``promote`` and rollback have one).
+
+    A local file backend's are read from its history files, as :func:`latest_deployment` reads the
+    newest (an engine command per stack is most of ``status --all``); elsewhere, and for a stack with no
+    history or an entry that cannot be read here, through the engine.
+    """
+    files = target.file_backend()
+    entries = files.history_entries() if files is not None else None
+    if entries is not None:
+        count = len(entries)
+        return tuple(_file_deployment(entry, count - index) for index, entry in enumerate(entries))
     return run_engine(target, "history", lambda pulumi_stack, _: _deployments(_all_history(pulumi_stack)))

@@ -23,6 +23,7 @@ import pytest
 
 from gitops_infra import errors
 from gitops_infra.automation import StackOptions, history, recover, refresh, rollback_to_commit, up
+from gitops_infra.automation._file_backend import FileBackendStack
 from gitops_infra.errors import ConfigError, OperationFailedError, StackLockedError
 
 from .conftest import FixtureRepo
@@ -175,7 +176,9 @@ def test_a_lock_from_another_machine_needs_force(repo: FixtureRepo) -> None:
 # -- 4. history past the engine's default page ---------------------------------------------------------
 
 
-def test_history_version_and_previous_see_past_the_first_ten_entries(repo: FixtureRepo) -> None:
+def test_history_version_and_previous_see_past_the_first_ten_entries(
+    repo: FixtureRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     up("dev", options=repo.options)
     commit_a = repo.head()
     repo.configure({"a": "uno", "b": "two"})
@@ -189,6 +192,10 @@ def test_history_version_and_previous_see_past_the_first_ten_entries(repo: Fixtu
     assert len(entries) == 26
     assert last.version == 26
     assert [d.version for d in entries] == list(range(26, 0, -1))
+    with monkeypatch.context() as engine_only:
+        # Read from the history files as they are; the engine's `stack history` must say the same.
+        engine_only.setattr(FileBackendStack, "history_entries", lambda self: None)
+        assert history("dev", options=repo.options) == entries
     rolled = rollback_to_commit("dev", "previous", options=repo.options)
     assert rolled.rolled_back_to == commit_a
     assert rolled.version == 27

@@ -38,21 +38,31 @@ def test_the_newest_entry_and_the_count_in_either_layout(tmp_path: Path, layout:
         3,
         {"kind": "update", "result": "succeeded", "message": "second"},
     )
+    assert [e["message"] for e in _stack(tmp_path).history_entries() or []] == ["second", "middle", "first"]
 
 
-def test_no_history_or_an_unreadable_newest_entry_is_none(tmp_path: Path) -> None:
+def test_no_history_or_an_unreadable_entry_is_none(tmp_path: Path) -> None:
     stack = _stack(tmp_path)
     assert stack.newest_history_entry() is None
+    assert stack.history_entries() is None
 
     history = tmp_path / ".pulumi" / "history" / "fixture" / "dev"
     _entry(history, 1, message="readable")
+    assert stack.history_entries() == [{"kind": "update", "result": "succeeded", "message": "readable"}]
     _entry(history, 2, ".history.json.zst")  # no zstd here: the engine is asked instead
     assert stack.newest_history_entry() is None
+    assert stack.history_entries() is None
 
     (history / "dev-2.history.json.zst").unlink()
     _entry(history, 3)
     (history / "dev-3.history.json").write_text('{"kind": "upd')  # cut short
     assert stack.newest_history_entry() is None
+    assert stack.history_entries() is None
+
+    (history / "dev-3.history.json").write_text("{}")
+    (history / "dev-1.history.json").write_text("[]")  # an older entry that is no entry: all or none
+    assert stack.newest_history_entry() == (2, {})
+    assert stack.history_entries() is None
 
 
 def test_the_checkpoint_s_resource_types_are_read_without_the_engine(tmp_path: Path) -> None:
