@@ -25,7 +25,7 @@ from pulumi.runtime import resource as upstream_resource
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.proto import provider_pb2, resource_pb2, source_pb2
-from pulumi.runtime.settings import SETTINGS
+from pulumi.runtime.settings import SETTINGS, set_root_resource
 from pulumi.runtime.stack import Stack as RootStack
 from pulumi.runtime.sync_await import _ensure_event_loop
 
@@ -38,6 +38,7 @@ __all__ = [
     "RegistrationMonitor",
     "close_event_loop",
     "drain_event_loop",
+    "forget_root_resource",
     "reset_root_exports",
     "run_pulumi_cmd",
     "run_streamed",
@@ -266,10 +267,20 @@ class RegistrationMonitor(MockMonitor):
         return resource_pb2.DeploymentInfo(supportedFeatures=features)
 
 
+def forget_root_resource() -> None:
+    """Forget the root stack resource of the last mocked run, so that ``set_mocks`` makes the next run's.
+
+    ``set_mocks`` makes a root only when there is none, so every run in a process kept the first run's:
+    a plan of dev after one of prod parented dev's resources to prod's stack. Breaks if
+    ``pulumi.runtime.settings`` renames ``set_root_resource`` or stops keeping the root in it.
+    """
+    set_root_resource(None)  # type: ignore[arg-type]  # annotated as a Resource; the default is None
+
+
 def reset_root_exports() -> dict[str, Any]:
     """The stack outputs the next mocked run exports, emptied first; the run fills this very dict.
 
-    Under mocks the root stack resource outlives a run, and with it every run's exports. Breaks if
+    Under mocks the root stack resource can outlive a run, and with it that run's exports. Breaks if
     ``pulumi.runtime.stack.Stack`` stops keeping its exports in ``outputs``, or ``set_mocks`` stops
     making that resource the root.
     """

@@ -23,6 +23,7 @@ from ._compat import (
     RegistrationMonitor,
     close_event_loop,
     drain_event_loop,
+    forget_root_resource,
     without_stack_traces,
 )
 from ._wire import STACK_TYPE, UNKNOWN, is_secret_payload, secret_payload_value
@@ -171,6 +172,7 @@ def run_mocked(
         return program()
 
     with without_stack_traces():  # from the root stack on, which set_mocks registers
+        forget_root_resource()  # this run's own stack is the root, whatever ran before in this process
         pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
         pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
         try:

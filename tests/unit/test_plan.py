@@ -235,3 +235,13 @@ def test_a_mocked_run_walks_no_stack_and_leaves_pulumis_walker_as_it_was(
     assert [r.name for r in done.graph.resources] == ["thing"]
     assert walked == []
     assert resource._get_stack_trace is walker
+
+
+def test_each_mocked_run_s_resources_hang_off_its_own_stack_whatever_ran_before() -> None:
+    # set_mocks kept the process's first root stack: dev's components were parented to prod's stack.
+    from .harness import run
+
+    for stack in ("prod", "dev", "prod"):
+        done = run(lambda: pulumi.ComponentResource("test:index:Thing", "thing"), stack=stack)
+        (thing,) = done.graph.resources
+        assert thing.parent == f"urn:pulumi:{stack}::gitops-infra::pulumi:pulumi:Stack::gitops-infra-{stack}"
