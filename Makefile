@@ -29,19 +29,19 @@ test:
 		$$((ready - start)) $$(($$(date +%s) - start)) > .tools/make-test.json
 
 # The tiers run in two lanes side by side, each pytest run listing its slowest tests: the cluster tier
-# (mostly waiting on Flux and the API server), then the unit tier on both pulumi versions, beside the
-# engine and install tiers (mostly computing), so that on 2 cores neither core waits and the lanes end
-# together (the README has the times). -O prints each lane's report whole when it ends.
+# (mostly waiting on Flux and the API server), then the unit tier on the lowest pulumi, beside the
+# engine, install and unit tiers on two processes (pytest-xdist; each all computing), so that on 2 cores
+# no core waits while the cluster tier does (the README has the times). A module whose fixture is made
+# once per module is kept on one process (xdist_group). -O prints each lane's report whole when it ends.
 test-tiers:
 	@$(MAKE) --no-print-directory -j2 -O test-lane-cluster test-lane-engine
 
 test-lane-cluster:
 	$(PY) -m pytest tests/cluster --durations=20
-	$(PY) -m pytest tests/unit --durations=10
 	@$(MAKE) --no-print-directory test-floor
 
 test-lane-engine:
-	$(PY) -m pytest tests/engine tests/install --durations=30
+	$(PY) -m pytest tests/engine tests/install tests/unit -n 2 --dist loadgroup --durations=30
 
 # The unit tests (mocks, offline plan) on the lowest pulumi pyproject.toml allows: the floor is tested.
 test-floor:

@@ -8,6 +8,7 @@ the run instead of skipping it, so CI can never pass without exercising the engi
 from __future__ import annotations
 
 import json
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,18 @@ def engine() -> Engine:
     if ENGINE is None:
         unavailable(NO_ENGINE)
     return ENGINE
+
+
+@pytest.fixture(autouse=True)
+def own_temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's temporary directories (a rollback's worktree, the automation API's event logs) in one
+    of its own: a test that checks that none is left behind must not see those of the test running
+    beside it on the other process (make test runs this tier on two)."""
+    own = tmp_path / "tmp"
+    own.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(own))
+    monkeypatch.setenv("TMPDIR", str(own))
+    return own
 
 
 @pytest.fixture
