@@ -41,6 +41,19 @@ version_in_range() {
     [ "$v" != "$max_pulumi_exclusive" ]
 }
 
+# --- 3, begun first: the local cluster's toolchain -----------------------------------------------------
+# The longest step, and it needs nothing the others make, so it builds beside steps 1 and 2 (a Go build
+# links on one core and pip waits on the network: together they keep both cores busy). Its lines are
+# kept in a log and printed, whole, where step 3 stands; stopping setup stops it.
+cluster_pid=
+if [ "${1:-all}" != "python" ]; then
+  mkdir -p .tools
+  cluster_log=$(mktemp .tools/cluster-build.XXXXXX)
+  setsid bash tools/cluster/build.sh >"$cluster_log" 2>&1 &
+  cluster_pid=$!
+  trap "kill -- -$cluster_pid 2>/dev/null || true; rm -f '$cluster_log'" EXIT
+fi
+
 # --- 1. Python environment -----------------------------------------------------------------------
 python=${PYTHON:-python3}
 command -v "$python" >/dev/null || die "no '$python' on PATH; install Python 3.11 or newer"
@@ -131,7 +144,14 @@ setup_engine
 
 # --- 3. The local cluster's toolchain, and sshd for its fleet repository ------------------------------
 # The real-Kubernetes tests (tests/cluster) and `make demo` need them: see tools/cluster/build.sh.
-bash tools/cluster/build.sh
+if wait "$cluster_pid"; then
+  cat "$cluster_log"
+else
+  cat "$cluster_log" >&2
+  die "the local cluster's toolchain did not build (tools/cluster/build.sh; its output is above)"
+fi
+rm -f "$cluster_log"
+trap - EXIT
 
 # --- 4. actionlint, for the example CI workflow (make lint) -------------------------------------------
 actionlint_version=v1.7.12
