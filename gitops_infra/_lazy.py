@@ -55,6 +55,9 @@ class _Sdk:
         self._name = name
 
     def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_"):
+            # Not an SDK's: what copy and pickle look up (before __init__ has run, for pickle).
+            raise AttributeError(attribute)
         module: ModuleType = importlib.import_module(self._name)
         return getattr(module, attribute)
 

@@ -195,3 +195,17 @@ def test_no_public_name_is_shadowed_by_a_submodule_once_everything_is_imported()
         "sys.stderr.write('MODULES ' + json.dumps(shadowed) + '\\n')\n"
     )
     assert sorted(_modules_after(code)) == []
+
+
+def test_an_sdk_stand_in_imports_its_module_on_first_use_and_copies_without_importing() -> None:
+    import copy
+    import pickle
+
+    from gitops_infra._lazy import sdk
+
+    stand_in = sdk("gitops_infra_no_such_sdk")  # made without importing anything
+    assert copy.copy(stand_in) is not stand_in
+    assert repr(pickle.loads(pickle.dumps(stand_in))) == repr(stand_in)
+    with pytest.raises(ModuleNotFoundError, match="gitops_infra_no_such_sdk"):
+        _ = stand_in.Provider
+    assert sdk("json") is sys.modules["json"]  # an SDK already imported is the module itself
