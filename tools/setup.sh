@@ -49,8 +49,11 @@ cluster_pid=
 if [ "${1:-all}" != "python" ]; then
   mkdir -p .tools
   cluster_log=$(mktemp .tools/cluster-build.XXXXXX)
-  setsid bash tools/cluster/build.sh >"$cluster_log" 2>&1 &
+  # Job control makes the build a process group of its own, which the trap stops whole (macOS has no setsid).
+  set -m
+  bash tools/cluster/build.sh >"$cluster_log" 2>&1 &
   cluster_pid=$!
+  set +m
   trap "kill -- -$cluster_pid 2>/dev/null || true; rm -f '$cluster_log'" EXIT
 fi
 

@@ -39,7 +39,7 @@ __all__ = [
     "close_event_loop",
     "drain_event_loop",
     "forget_root_resource",
-    "reset_root_exports",
+    "root_exports",
     "run_pulumi_cmd",
     "run_streamed",
     "without_stack_traces",
@@ -100,14 +100,13 @@ def without_stack_traces() -> Iterator[None]:
     ``pulumi.runtime.resource`` renames ``_get_stack_trace``.
     """
     upstream = getattr(upstream_resource, "_get_stack_trace", None)
-    if upstream is None:
-        yield
-        return
-    upstream_resource._get_stack_trace = source_pb2.StackTrace  # an empty trace: no frames, no position
+    if upstream is not None:
+        upstream_resource._get_stack_trace = source_pb2.StackTrace  # an empty trace: no frames, no position
     try:
         yield
     finally:
-        upstream_resource._get_stack_trace = upstream
+        if upstream is not None:
+            upstream_resource._get_stack_trace = upstream
 
 
 def close_event_loop() -> None:
@@ -277,16 +276,13 @@ def forget_root_resource() -> None:
     set_root_resource(None)  # type: ignore[arg-type]  # annotated as a Resource; the default is None
 
 
-def reset_root_exports() -> dict[str, Any]:
-    """The stack outputs the next mocked run exports, emptied first; the run fills this very dict.
-
-    Under mocks the root stack resource can outlive a run, and with it that run's exports. Breaks if
-    ``pulumi.runtime.stack.Stack`` stops keeping its exports in ``outputs``, or ``set_mocks`` stops
-    making that resource the root.
+def root_exports() -> dict[str, Any]:
+    """The stack outputs of the mocked run under way: the run's own root stack (see
+    :func:`forget_root_resource`) fills this very dict. Breaks if ``pulumi.runtime.stack.Stack`` stops
+    keeping its exports in ``outputs``, or ``set_mocks`` stops making that resource the root.
     """
     root = pulumi.runtime.get_root_resource()
     if not isinstance(root, RootStack):
         raise RuntimeError("pulumi.runtime.set_mocks made no root stack resource")
     outputs: dict[str, Any] = root.outputs
-    outputs.clear()
     return outputs

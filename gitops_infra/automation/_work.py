@@ -2,8 +2,8 @@
 
 ``preview``, ``destroy --preview-only`` and a rollback preview all run :func:`preview_work`; ``up``,
 ``rollback_to_commit`` and ``promote`` all run :func:`up_work`; every operation that records an update
-reads it back with :func:`latest_deployment`, and ``history``, ``status``, ``promote`` and rollback's
-``"previous"`` read the whole history with :func:`deployments`.
+reads it back with :func:`latest_deployment`, ``status`` the newest with :func:`last_deployment`, and
+``history``, ``promote`` and rollback's ``"previous"`` read the whole history with :func:`deployments`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,15 @@ from .results import (
     changes_of,
 )
 
-__all__ = ["deployments", "latest_deployment", "mask_outputs", "preview_work", "recorded", "up_work"]
+__all__ = [
+    "deployments",
+    "last_deployment",
+    "latest_deployment",
+    "mask_outputs",
+    "preview_work",
+    "recorded",
+    "up_work",
+]
 
 GIT_HEAD = "git.head"
 """The key under which the engine records the commit an update ran from."""
@@ -97,19 +105,35 @@ def _file_deployment(entry: Mapping[str, Any], count: int) -> Deployment:
     )
 
 
+def _newest_in_files(target: StackTarget) -> Deployment | None:
+    """A local file backend's newest deployment, from its newest history file alone (its version is the
+    count of them); ``None`` elsewhere, or when there is none or it cannot be read here."""
+    files = target.file_backend()
+    newest = files.newest_history_entry() if files is not None else None
+    if newest is None:
+        return None
+    count, entry = newest
+    return _file_deployment(entry, count)
+
+
 def latest_deployment(target: StackTarget, stack: auto.Stack) -> Deployment:
     """The deployment an operation just recorded: the stack's newest.
 
-    A local file backend's is read from its history files, as ``pulumi stack history`` reads them; its
-    version is their count. Elsewhere the whole history is read through the engine: the DIY backends
-    record no version numbers, so a version is a position counted from the oldest entry.
+    A local file backend's is read from its newest history file. Elsewhere the whole history is read
+    through the engine: the DIY backends record no version numbers, so a version is a position counted
+    from the oldest entry.
     """
-    files = target.file_backend()
-    newest = files.newest_history_entry() if files is not None else None
+    return _newest_in_files(target) or _deployments(_all_history(stack))[0]
+
+
+def last_deployment(target: StackTarget) -> Deployment | None:
+    """The stack's newest deployment, ``None`` before its first (``status``, stack by stack over a fleet):
+    as :func:`latest_deployment`, for a target no operation has selected."""
+    newest = _newest_in_files(target)
     if newest is not None:
-        count, entry = newest
-        return _file_deployment(entry, count)
-    return _deployments(_all_history(stack))[0]
+        return newest
+    found = deployments(target)
+    return found[0] if found else None
 
 
 Recorded = TypeVar("Recorded", bound=RecordedResult)

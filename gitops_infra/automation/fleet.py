@@ -24,7 +24,7 @@ from ._file_backend import LockInfo, StackLock
 from ._git import head_commit, repo_root
 from ._project import Project, find_project_dir
 from ._target import StackTarget
-from ._work import deployments
+from ._work import last_deployment
 from .drift import detect_drift
 from .gitops import read_gitops
 from .inventory import FleetStack, Shard, fleet_stacks, qualified_name
@@ -390,8 +390,7 @@ def status(stack: str, *, options: StackOptions | None = None, gitops: bool = Tr
     """
     target = StackTarget.resolve(stack, options)
     locked, lock = _lock(target)
-    found = deployments(target)
-    last = found[0] if found else None
+    last = last_deployment(target)
     at_head: bool | None = None
     if last is not None and last.commit:
         try:

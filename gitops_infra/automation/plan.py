@@ -27,7 +27,7 @@ from pulumi.runtime import MockCallArgs, MockResourceArgs
 
 from ..errors import ConfigError, OperationFailedError, StackNotFoundError
 from ..redaction import SECRET
-from ._compat import UNKNOWN, reset_root_exports
+from ._compat import UNKNOWN, root_exports
 from ._recording import COMPUTED, Graph, run_mocked
 from ._stack_files import read_mapping
 from ._stack_name import StackName, parse_stack_name
@@ -217,7 +217,7 @@ def _run_program(
     interrupted: list[KeyboardInterrupt] = []
 
     def program() -> pulumi.Output[None]:
-        exports = reset_root_exports()
+        exports = root_exports()
 
         async def collect() -> None:
             outputs.update(await _exported(exports))
