@@ -31,8 +31,9 @@ test:
 # The tiers run in two lanes side by side, each pytest run listing its slowest tests: the cluster tier
 # (mostly waiting on Flux and the API server), then the unit tier on the lowest pulumi, beside the
 # engine, install and unit tiers on two processes (pytest-xdist; each all computing), so that on 2 cores
-# no core waits while the cluster tier does (the README has the times). A module whose fixture is made
-# once per module is kept on one process (xdist_group). -O prints each lane's report whole when it ends.
+# no core waits while the cluster tier does (the README has the times). Each file runs on one process, so
+# a module-scoped fixture (the install tier's wheel) is made once: xdist's loadgroup would say so per test,
+# but with pytest 9 its groups are silently ignored. -O prints each lane's report whole when it ends.
 test-tiers:
 	@$(MAKE) --no-print-directory -j2 -O test-lane-cluster test-lane-engine
 
@@ -41,7 +42,7 @@ test-lane-cluster:
 	@$(MAKE) --no-print-directory test-floor
 
 test-lane-engine:
-	$(PY) -m pytest tests/engine tests/install tests/unit -n 2 --dist loadgroup --durations=30
+	$(PY) -m pytest tests/engine tests/install tests/unit -n 2 --dist loadfile --durations=30
 
 # The unit tests (mocks, offline plan) on the lowest pulumi pyproject.toml allows: the floor is tested.
 test-floor:

@@ -39,8 +39,7 @@ from ..support import (
 )
 from .conftest import SECRET_TOKEN
 
-# One worker runs the module, so that its module-scoped fleet is made once (make test runs xdist).
-pytestmark = [pytest.mark.engine, pytest.mark.xdist_group("fleet-shards")]
+pytestmark = pytest.mark.engine
 
 CLI = str(Path(sys.executable).parent / "gitops-infra")
 FLEET_WORKFLOW = REPO_ROOT / "examples" / "ci" / "fleet-drift.yml"

@@ -23,8 +23,7 @@ import yaml
 
 from ..support import NO_ENGINE, REPO_ROOT, engine_env, find_engine, unavailable, write_project
 
-# One worker runs the module, so that its module-scoped wheel and virtualenv are made once (xdist).
-pytestmark = [pytest.mark.install, pytest.mark.xdist_group("install")]
+pytestmark = pytest.mark.install
 
 ENGINE = find_engine()
 WHEELHOUSE = REPO_ROOT / ".tools" / "wheels"
