@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,13 +85,26 @@ def _manifests(namespace: str) -> str:
 
 class StandIn:
     """Holds ``FINALIZER`` as the AWS controllers hold theirs: it lets an object go ``delay`` seconds
-    after the object is marked for deletion, and logs what it saw, in order, to ``log``."""
+    after the object is marked for deletion, and logs what it saw, in order, to ``log``.
 
-    def __init__(self, api: Any, namespace: str, flux_namespace: str, log: Path, delay: float = 1.0) -> None:
+    With ``asked`` (``(kind, name)`` pairs a drain adds to as it says "deleting"), it also waits for the
+    drain to have asked: an object an earlier drain marked is then let go only once this one has listed
+    it, however long this one takes to start (it raced the stand-in's ``delay`` on a busy machine)."""
+
+    def __init__(
+        self,
+        api: Any,
+        namespace: str,
+        flux_namespace: str,
+        log: Path,
+        delay: float = 1.0,
+        asked: Collection[tuple[str, str]] | None = None,
+    ) -> None:
         self.core = client.CoreV1Api(api)
         self.networking = client.NetworkingV1Api(api)
         self.custom = client.CustomObjectsApi(api)
         self.namespace, self.flux_namespace, self.log, self.delay = namespace, flux_namespace, log, delay
+        self.asked = asked
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._seen: dict[tuple[str, str], float] = {}
@@ -171,7 +184,9 @@ class StandIn:
                 if key not in self._seen:
                     self._seen[key] = time.monotonic()
                     self._write(f"deleting {kind} {name} (Flux suspended: {self._suspended()})")
-                elif time.monotonic() - self._seen[key] >= self.delay:
+                elif time.monotonic() - self._seen[key] >= self.delay and (
+                    self.asked is None or key in self.asked
+                ):
                     release([f for f in finalizers if f != FINALIZER])
                     self._write(f"released {kind} {name}")
             self._stop.wait(0.2)
@@ -343,10 +358,15 @@ def test_destroy_drains_what_flux_made_in_order_and_a_drain_out_of_time_destroys
 
     # Run again with the controllers at work: the drain goes on, then the engine destroys the cluster.
     events: list[tuple[str, KubeObject]] = []
-    with StandIn(api, namespace, "flux-drain", log):
-        result = destroy(
-            STACK, options=options, drain_timeout=120, on_drain=lambda e, o: events.append((e, o))
-        )
+    asked: set[tuple[str, str]] = set()
+
+    def on_drain(event: str, obj: KubeObject) -> None:
+        events.append((event, obj))
+        if event == "deleting":
+            asked.add((obj.kind, obj.name))
+
+    with StandIn(api, namespace, "flux-drain", log, asked=asked):
+        result = destroy(STACK, options=options, drain_timeout=120, on_drain=on_drain)
     assert result.drain is not None
     assert [str(o) for o in result.drain.deleted] == [
         f"Gateway {namespace}/web",
