@@ -141,10 +141,18 @@ def unavailable(message: str) -> NoReturn:
     pytest.skip(message)
 
 
+ENGINE_TMP = "engine-tmp"
+"""Under a test's ``tmp``, the engine's ``TMPDIR`` (:func:`engine_env`)."""
+
+
 def engine_env(tmp: Path, *, passphrase: str = PASSPHRASE, path: Sequence[Path] = ()) -> dict[str, str]:
-    """The engine's environment for one run, kept in ``tmp``: the file backend in ``tmp/backend`` and
-    ``PULUMI_HOME`` in ``tmp/pulumi-home``. ``path`` goes first on ``PATH`` (no ``PATH`` without it)."""
-    return _engine_env(tmp / "backend", passphrase, home=tmp / "pulumi-home", path=path)
+    """The engine's environment for one run, kept in ``tmp``: the file backend in ``tmp/backend``,
+    ``PULUMI_HOME`` in ``tmp/pulumi-home`` and ``TMPDIR`` in ``tmp/engine-tmp`` (where a test can look for
+    what an operation left; a raw ``pulumi.automation`` run's leftovers stay there, not in ``/tmp``).
+    ``path`` goes first on ``PATH`` (no ``PATH`` without it)."""
+    (tmp / ENGINE_TMP).mkdir(exist_ok=True)
+    env = _engine_env(tmp / "backend", passphrase, home=tmp / "pulumi-home", path=path)
+    return {**env, "TMPDIR": str(tmp / ENGINE_TMP)}
 
 
 def stack_project(root: Path, *, virtualenv: Path | str | None = None) -> Path:

@@ -7,16 +7,21 @@ Nothing else in the package catches ``pulumi.automation`` errors.
 
 Each attempt gets its own :class:`EngineEvents`: the events it streams, and the policy findings among
 them that explain a blocked update. Nothing of one run is kept on the shared, frozen ``StackTarget``.
+
+Each attempt also gets a temp directory of its own (``TMPDIR`` for the engine, its plugins and the
+program), removed when the attempt ends, with whatever they left there: see :func:`engine_temp_dir`.
 """
 
 from __future__ import annotations
 
 import re
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
 from pulumi import automation as auto
@@ -30,13 +35,14 @@ from ..errors import (
     PolicyViolationError,
     StackLockedError,
     StackNotFoundError,
+    WorkspaceError,
 )
 from ..redaction import safe_url
 from ._readiness import AWAIT_FAILURE, not_ready_reasons
 from ._target import INSTALL_HINT, StackTarget
 from .options import EventCallback
 
-__all__ = ["EngineEvents", "locked_error", "map_engine_errors", "run_engine"]
+__all__ = ["EngineEvents", "engine_temp_dir", "locked_error", "map_engine_errors", "run_engine"]
 
 T = TypeVar("T")
 
@@ -242,6 +248,31 @@ def map_engine_errors(target: StackTarget, operation: str, events: EngineEvents)
         raise EngineNotFoundError(f"{exc}; {INSTALL_HINT}") from exc
 
 
+@contextmanager
+def engine_temp_dir(target: StackTarget) -> Iterator[Path]:
+    """A new private directory (mode 0700) inside the engine's temp directory, removed on the way out.
+
+    pulumi-kubernetes writes the kubeconfig it is configured with to a new file in ``$TMPDIR`` on every
+    ``Configure`` (for Helm's settings) and never removes it (``writeKubeconfigToFile`` in
+    provider/pkg/provider, v4), so each preview, up, refresh or destroy of a stack with a cluster would
+    leave that cluster's credentials on disk. Pointing ``TMPDIR`` here takes them away with the operation.
+    """
+    parent = target.env.get("TMPDIR") or None
+    try:
+        scratch = tempfile.TemporaryDirectory(
+            prefix="gitops-infra-engine-", dir=parent, ignore_cleanup_errors=True
+        )
+    except OSError as exc:
+        where = parent or tempfile.gettempdir()
+        raise WorkspaceError(
+            f"cannot make a temp directory for the engine in {where}: {exc.strerror or exc}; "
+            "set TMPDIR to a writable directory",
+            stack=target.stack,
+        ) from None
+    with scratch as directory:
+        yield Path(directory)
+
+
 def run_engine(
     target: StackTarget,
     operation: str,
@@ -259,9 +290,9 @@ def run_engine(
     while True:
         events = EngineEvents(on_event=target.on_event)
         try:
-            with map_engine_errors(target, operation, events):
+            with engine_temp_dir(target) as temp_dir, map_engine_errors(target, operation, events):
                 # Without ``create``, the operation's own ``--stack`` finds a missing stack: no select.
-                workspace = target.local_workspace(select=create)
+                workspace = target.local_workspace(select=create, temp_dir=temp_dir)
                 stack = (
                     auto.Stack.create_or_select(target.stack, workspace)
                     if create

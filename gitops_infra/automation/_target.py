@@ -199,15 +199,18 @@ class StackTarget:
         project = name.project or self.project.name
         return FileBackendStack.of(self.backend_url, org=name.org, project=project, name=name.name)
 
-    def local_workspace(self, *, select: bool = True) -> auto.LocalWorkspace:
+    def local_workspace(self, *, select: bool = True, temp_dir: Path | None = None) -> auto.LocalWorkspace:
         """A ``pulumi.automation`` workspace on this project, engine and backend.
 
         ``select=False`` skips ``pulumi stack select`` (see :class:`_LocalWorkspace`); creating a stack
-        needs it, since a missing stack is found that way.
+        needs it, since a missing stack is found that way. ``temp_dir`` becomes the engine's ``TMPDIR``.
         """
+        env = dict(self.env)
+        if temp_dir is not None:
+            env["TMPDIR"] = str(temp_dir)
         return _LocalWorkspace(
             select=select,
             work_dir=str(self.project.path),
             pulumi_command=_pulumi_command(self.engine),
-            env_vars=dict(self.env),
+            env_vars=env,
         )

@@ -142,9 +142,13 @@ class LocalStack:
         )
 
     def secret_leaks(self, secrets: Sequence[str], texts: Mapping[str, str]) -> list[str]:
-        """Where ``secrets`` show in plaintext: the state, ``PULUMI_HOME``, the work tree and ``texts``."""
+        """Where ``secrets`` show in plaintext: the state, ``PULUMI_HOME``, the engine's ``TMPDIR``, the work
+        tree and ``texts``."""
         backend = Path(self.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
-        files = files_under(backend, Path(self.env["PULUMI_HOME"]), self.root, skip=[self.root / ".git"])
+        engine_tmp = Path(self.env["TMPDIR"])
+        files = files_under(
+            backend, Path(self.env["PULUMI_HOME"]), engine_tmp, self.root, skip=[self.root / ".git"]
+        )
         return [*secret_leaks_in_files(files, secrets), *secret_leaks_in_texts(texts, secrets)]
 
 

@@ -7,6 +7,7 @@ installed outside the stack, a deploy key registered on the fleet server) throug
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -74,8 +75,20 @@ APPLIED = {"from": "the fleet repository", "host": "shop.local.example.com"}
 # -- 1. what `up` creates ------------------------------------------------------------------------------------
 
 
-def test_up_creates_flux_sync_objects_secret_and_contract(local_stack: LocalStack) -> None:
+def test_up_creates_flux_sync_objects_secret_and_contract(
+    local_stack: LocalStack, cluster: LocalCluster
+) -> None:
     up("local", options=local_stack.options)
+    # The Kubernetes provider writes the kubeconfig it is given to a new file in $TMPDIR on every Configure
+    # and never removes it: `up` leaves nothing in the engine's TMPDIR, while a raw preview leaves the
+    # cluster's credentials there (which shows the first check can fail).
+    engine_tmp = Path(local_stack.env["TMPDIR"])
+    assert list(engine_tmp.iterdir()) == []
+    local_stack.raw_stack().preview(on_output=None)
+    left = [path for path in engine_tmp.iterdir() if path.name.startswith("kubeconfig")]
+    assert left, "a raw preview left no kubeconfig in TMPDIR: has the Kubernetes provider stopped leaking it?"
+    client_key = json.loads(cluster.kubeconfig)["users"][0]["user"]["client-key-data"]
+    assert client_key in left[0].read_text()
     core = client.CoreV1Api(local_stack.api)
 
     secret = core.read_namespaced_secret(FLUX_SECRET_NAME, local_stack.flux_namespace)

@@ -35,7 +35,7 @@ from gitops_infra.errors import (
     WorkspaceError,
 )
 
-from ..support import git
+from ..support import git, workspace
 from .conftest import SECRET_TOKEN, FixtureRepo, concurrent_ups
 
 pytestmark = pytest.mark.engine
@@ -75,6 +75,31 @@ def test_up_applies_and_a_second_up_changes_nothing(repo: FixtureRepo) -> None:
     assert second.changes == {"same": 3}
     assert second.version == 2
     assert not preview("dev", options=repo.options).has_changes
+
+
+def test_what_the_engine_leaves_in_its_temp_dir_goes_with_the_operation(
+    repo: FixtureRepo, tmp_path: Path
+) -> None:
+    """Each operation's engine, plugins and program get a TMPDIR of their own, removed when it ends, and
+    with it what they left (the Kubernetes provider leaves the kubeconfig it was given, see the cluster
+    tier); a raw pulumi.automation run leaves its files where TMPDIR says."""
+    engine_tmp = Path(repo.env["TMPDIR"])
+    log = tmp_path / "temp-files.log"
+    options = StackOptions(work_dir=repo.root, env={**repo.env, "FIXTURE_TEMP_LOG": str(log)})
+
+    up("dev", options=options)
+    left = [Path(line) for line in log.read_text().splitlines()]
+    assert len(left) == 2  # one per file resource
+    for path in left:
+        assert path.parent.parent == engine_tmp and path.parent.name.startswith("gitops-infra-engine-")
+        assert not path.exists()
+    assert list(engine_tmp.iterdir()) == []
+
+    repo.configure({"a": "one", "b": "two", "c": "three"})
+    raw_env = {**repo.env, "FIXTURE_TEMP_LOG": str(log)}
+    auto.Stack.select("dev", workspace(repo.root, raw_env)).up(on_output=None)
+    raw = Path(log.read_text().splitlines()[-1])
+    assert raw.parent == engine_tmp and raw.exists()
 
 
 def test_events_stream_to_the_callback(repo: FixtureRepo) -> None:

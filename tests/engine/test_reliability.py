@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import psutil
@@ -34,10 +35,10 @@ def _locks(repo: FixtureRepo) -> list[Path]:
     return list(backend.glob(".pulumi/locks/**/*.json"))
 
 
-def _start_slow(repo: FixtureRepo, *args: str) -> subprocess.Popen[str]:
+def _start_slow(repo: FixtureRepo, *args: str, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
     """`gitops-infra ARGS` with slow creates, in its own session, returned mid-run: the stack locked and
-    the creates started."""
-    env = {**os.environ, **repo.env, "FIXTURE_SLOW_CREATE": SLOW_CREATE_SECONDS}
+    the creates started. ``env`` adds to the run's environment."""
+    env = {**os.environ, **repo.env, "FIXTURE_SLOW_CREATE": SLOW_CREATE_SECONDS, **(env or {})}
     process = subprocess.Popen(
         [*CLI, *args, "--cwd", str(repo.root)],
         env=env,
@@ -54,10 +55,10 @@ def _start_slow(repo: FixtureRepo, *args: str) -> subprocess.Popen[str]:
     return process
 
 
-def _start_slow_up(repo: FixtureRepo) -> subprocess.Popen[str]:
+def _start_slow_up(repo: FixtureRepo, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
     """`gitops-infra up` adding c and d, whose creates each take a few seconds, started mid-update."""
     repo.configure(ALL_FILES)
-    return _start_slow(repo, "up", "dev", "--yes")
+    return _start_slow(repo, "up", "dev", "--yes", env=env)
 
 
 def _state_files(repo: FixtureRepo) -> dict[str, str]:
@@ -85,7 +86,9 @@ def test_an_interrupted_up_cancels_cleanly_and_the_next_up_converges(
     repo: FixtureRepo, signum: signal.Signals
 ) -> None:
     up("dev", options=repo.options)
-    process = _start_slow_up(repo)
+    # Each create leaves a file in its temp directory first (as the Kubernetes provider its kubeconfig).
+    log = repo.root.parent / "temp-files.log"
+    process = _start_slow_up(repo, env={"FIXTURE_TEMP_LOG": str(log)})
 
     process.send_signal(signum)
     output, _ = process.communicate(timeout=120)
@@ -93,6 +96,8 @@ def test_an_interrupted_up_cancels_cleanly_and_the_next_up_converges(
     assert process.returncode == 128 + signum, output
     assert "OperationFailedError" in output
     assert not _locks(repo), "a cancelled update must release the stack's lock"
+    assert log.read_text(), "no create began before the signal"
+    assert list(Path(repo.env["TMPDIR"]).iterdir()) == [], "the engine's temp directory outlived the signal"
     assert history("dev", options=repo.options)[0].result == "failed"
 
     final = up("dev", options=repo.options)

@@ -13,7 +13,7 @@ from pulumi.automation import CommandResult
 from pulumi.automation import errors as upstream
 
 from gitops_infra.automation import PropertyDiff
-from gitops_infra.automation._engine import EngineEvents, _engine_message, map_engine_errors
+from gitops_infra.automation._engine import EngineEvents, _engine_message, engine_temp_dir, map_engine_errors
 from gitops_infra.automation._target import DEFAULT_STATE_DIR, StackOptions, StackTarget
 from gitops_infra.errors import (
     EngineNotFoundError,
@@ -157,6 +157,37 @@ def test_no_engine_says_how_to_install_one(project: Path, monkeypatch: pytest.Mo
 def test_no_project_is_a_workspace_error(tmp_path: Path) -> None:
     with pytest.raises(WorkspaceError, match=r"no Pulumi\.yaml"):
         StackTarget.resolve("dev", StackOptions(work_dir=tmp_path))
+
+
+def test_the_engines_temp_dir_is_private_and_goes_with_what_was_left_in_it(
+    project: Path, tmp_path: Path
+) -> None:
+    parent = tmp_path / "engine-tmp"
+    parent.mkdir()
+    target = StackTarget.resolve("dev", StackOptions(work_dir=project, env={"TMPDIR": str(parent)}))
+    with engine_temp_dir(target) as directory:
+        assert directory.parent == parent
+        assert directory.stat().st_mode & 0o777 == 0o700
+        (directory / "kubeconfig123").write_text("left by a plugin")
+        (directory / "nested").mkdir()
+        (directory / "nested" / "file").write_text("left too")
+    assert list(parent.iterdir()) == []
+    assert target.env["TMPDIR"] == str(parent)  # the target itself is unchanged
+
+
+def test_an_engine_temp_dir_that_cannot_be_made_is_a_workspace_error(project: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir"
+    target = StackTarget.resolve("dev", StackOptions(work_dir=project, env={"TMPDIR": str(missing)}))
+    with (
+        pytest.raises(
+            WorkspaceError, match=r"cannot make a temp directory for the engine in .*no-such-dir"
+        ) as info,
+        engine_temp_dir(target),
+    ):
+        pytest.fail("entered")
+    assert "set TMPDIR to a writable directory" in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    assert not missing.exists()
 
 
 def test_reprs_never_show_the_environments_values(project: Path) -> None:

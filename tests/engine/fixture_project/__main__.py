@@ -13,10 +13,12 @@ and delete them offline. Config (namespace ``fixture``):
 
 ``FIXTURE_SLOW_CREATE`` in the environment makes each create take that many seconds, so that an update
 can be interrupted while resource operations are in flight; ``FIXTURE_SLOW_READ`` does the same for each
-read (a refresh, a drift check).
+read (a refresh, a drift check). ``FIXTURE_TEMP_LOG`` names a file: each create then also leaves a file
+in its temp directory, as the Kubernetes provider leaves its kubeconfig, and appends that file's path there.
 """
 
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,11 @@ class FileProvider(ResourceProvider):
     """One text file; ``read`` reports what is on disk so that refresh sees out-of-band changes."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
+        if log := os.environ.get("FIXTURE_TEMP_LOG"):
+            descriptor, left = tempfile.mkstemp(prefix="left-by-create-")
+            os.close(descriptor)
+            with open(log, "a") as file:
+                file.write(left + "\n")
         time.sleep(float(os.environ.get("FIXTURE_SLOW_CREATE") or 0))
         Path(props["path"]).write_text(props["content"])
         return CreateResult(id_=props["path"], outs=dict(props))
