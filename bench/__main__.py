@@ -79,13 +79,16 @@ def _verdict(ratio: float, target: float) -> str:
 
 
 def _print_engine(rows: list[dict[str, Any]]) -> None:
-    print("\n## Automation layer vs raw pulumi CLI (median of {} repeats)\n".format(rows[0]["repeats"]))
-    print("| operation | vs raw command | resources | ours | raw | ratio | target |")
-    print("|---|---|---:|---:|---:|---:|---|")
+    least = min(r["repeats"] for r in rows)
+    print(
+        f"\n## Automation layer vs raw pulumi CLI (median of n pairs: {least}, more where a row was noisy)\n"
+    )
+    print("| operation | vs raw command | resources | n | ours | raw | ratio | target |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
         print(
-            f"| {r['operation']} | `{r['raw_command']}` | {r['resources']} | {_fmt(r['ours_median_s'])} | "
-            f"{_fmt(r['raw_median_s'])} | {r['ratio']:.3f} | "
+            f"| {r['operation']} | `{r['raw_command']}` | {r['resources']} | {r['repeats']} | "
+            f"{_fmt(r['ours_median_s'])} | {_fmt(r['raw_median_s'])} | {r['ratio']:.3f} | "
             f"<= {r['target']} {_verdict(r['ratio'], r['target'])} |"
         )
 
@@ -107,7 +110,10 @@ def _print_growth(fits: list[dict[str, Any]]) -> None:
 
 
 def _print_startup(row: dict[str, Any]) -> None:
-    print(f"\n## Starting up: the offline plan and the CLI (median of {row['repeats']} repeats)\n")
+    print(
+        f"\n## Starting up: the offline plan and the CLI (median of {row['repeats']} repeats; "
+        f"the `--help` rows, {row['help_repeats']})\n"
+    )
     print("| command | baseline | ours | baseline | ratio | target |")
     print("|---|---|---:|---:|---:|---|")
     ratio = row["plan_floor_ratio"]

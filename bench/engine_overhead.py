@@ -2,7 +2,9 @@
 
 Per size, one fixture is brought up once; then each repeat times ours and raw back to back, alternating
 which goes first so that drift (page cache, CPU frequency, the stack's growing history) cancels out. One
-untimed warm-up pair comes first. :func:`growth` fits a line to each operation's medians over the sizes.
+untimed warm-up pair comes first. A row either of whose series is noisy after those repeats
+(:data:`noise.NOISY`) gets ``EXTEND`` times as many pairs again, and says so (``extended``). :func:`growth`
+fits a line to each operation's medians over the sizes.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from typing import Any
 from gitops_infra.automation import StackOptions, detect_drift, preview, refresh, up
 
 from .fixture import STACK, Fixture, fixture
+from .noise import is_noisy
 from .stats import linear_fit, timed
 
 TARGET = 1.05
+EXTEND = 2
+"""A noisy row's extra pairs, as a multiple of the repeats: 5 become 15."""
 
 
 @dataclass(frozen=True)
@@ -92,20 +97,30 @@ def _measure(fx: Fixture, pair: Pair, repeats: int) -> dict[str, Any]:
     ours(), raw()  # warm-up, untimed
     ours_s: list[float] = []
     raw_s: list[float] = []
-    for index in range(repeats):
-        if index % 2 == 0:
-            ours_s.append(ours())
-            raw_s.append(raw())
-        else:
-            raw_s.append(raw())
-            ours_s.append(ours())
+
+    def pairs(count: int) -> None:
+        for _ in range(count):
+            if len(ours_s) % 2 == 0:
+                ours_s.append(ours())
+                raw_s.append(raw())
+            else:
+                raw_s.append(raw())
+                ours_s.append(ours())
+
+    pairs(repeats)
+    # A noisy row gets more pairs before its ratio is taken, whichever way it leans: decided on the spread
+    # alone, never on the ratio, so that its median says more than the luck of five runs.
+    extended = is_noisy(ours_s) or is_noisy(raw_s)
+    if extended:
+        pairs(EXTEND * repeats)
     ours_median, raw_median = median(ours_s), median(raw_s)
     ratio = ours_median / raw_median
     return {
         "operation": pair.name,
         "raw_command": pair.raw,
         "resources": fx.size,
-        "repeats": repeats,
+        "repeats": len(ours_s),
+        "extended": extended,
         "ours_s": ours_s,
         "raw_s": raw_s,
         "ours_median_s": ours_median,

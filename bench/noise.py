@@ -9,13 +9,13 @@ the headline figures (ratios, speed-ups, medians) of two result files, row by ro
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 from typing import Any
 
-__all__ = ["NOISY", "Change", "Spread", "changes", "load", "spreads"]
+__all__ = ["NOISY", "Change", "Spread", "changes", "is_noisy", "load", "spreads"]
 
 NOISY = 0.10
 """A series whose max and min differ by more than this share of its median is marked noisy."""
@@ -56,6 +56,11 @@ class Change:
     @property
     def relative(self) -> float:
         return (self.new - self.old) / self.old if self.old else 0.0
+
+
+def is_noisy(values: Sequence[float]) -> bool:
+    """Whether one timing series is noisy, as its row would be marked."""
+    return Spread("", "", min(values), median(values), max(values)).noisy
 
 
 def _name(path: str, row: Mapping[str, Any]) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -156,6 +155,37 @@ for none of them), and the first paragraph of its help, for the group's list. A 
 the command's own docstring."""
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: ``COLUMNS`` when a positive number, else stdout's terminal,
+    else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Context(click.Context):
+    """Click's context, whose help formatter is given the terminal's width rather than asking for it.
+
+    Asked, click's ``HelpFormatter`` imports ``shutil`` for ``get_terminal_size``, and ``shutil`` imports
+    zlib, bz2 and lzma: some 3 ms of a ``--help`` of 50 (bench/ measures it). The width is click's own rule
+    (``COLUMNS``, else the terminal, within 50 and ``max_content_width``), and its test harness's forced
+    width still wins; a unit test holds the two formatters to the same width.
+    """
+
+    def make_formatter(self) -> click.HelpFormatter:
+        width = self.terminal_width
+        if width is None and click.formatting.FORCED_WIDTH is None:
+            width = max(min(_terminal_columns(), self.max_content_width or 80) - 2, 50)
+        return self.formatter_class(width=width, max_width=self.max_content_width)
+
+
 class _Cli(click.Group):
     """Every failure, a usage error included, exits through :func:`report_failure` with one exit code.
 
@@ -165,6 +195,8 @@ class _Cli(click.Group):
     Commands load lazily (click's documented pattern): a command's module is imported when the command
     is looked up, and ``--help`` lists them all from ``_COMMANDS`` without importing any.
     """
+
+    context_class = _Context
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *_COMMANDS})
@@ -329,11 +361,12 @@ def _stop_on_signals() -> dict[int, Any]:
 
     A command replaces these with the engine's graceful cancel while it runs (``cancel_on_signals``);
     these cover the rest: argument parsing, the engine lookup, the output. Only in the main thread, where
-    Python delivers signals.
+    Python delivers signals (elsewhere ``signal.signal`` refuses, before it changes anything).
     """
-    if threading.current_thread() is not threading.main_thread():
+    try:
+        return {signum: signal.signal(signum, _raise_signalled) for signum in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread
         return {}
-    return {signum: signal.signal(signum, _raise_signalled) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,45 @@ def test_every_series_is_read_back_as_min_median_max_and_a_wide_one_is_noisy() -
     assert wide.spread == pytest.approx(0.6 / 2.1)
     narrow = found[("engine[operation=preview, resources=10]", "ours")]
     assert not narrow.noisy and narrow.spread == pytest.approx(0.02 / 1.01)
+
+
+@pytest.mark.parametrize(
+    ("ours", "raw", "pairs"),
+    [
+        ([1.0, 1.01, 1.02, 1.0, 1.01], [1.0] * 5, 5),  # quiet: five pairs, as asked
+        ([1.0, 1.3, 1.0, 1.0, 1.0], [1.0] * 5, 15),  # one side noisy: three times as many
+        ([1.0] * 5, [1.0, 1.0, 0.8, 1.0, 1.0], 15),  # the other side, leaning the other way
+    ],
+    ids=["quiet", "ours-noisy", "raw-noisy"],
+)
+def test_a_noisy_engine_row_gets_more_pairs_whichever_way_it_leans(
+    ours: list[float], raw: list[float], pairs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench import engine_overhead
+
+    # Each call's duration, in the order the row makes them: a warm-up pair, then pairs alternating which
+    # side goes first; the extra pairs all take 1.0 s.
+    durations = {"ours": iter([9.0, *ours, *[1.0] * 10]), "raw": iter([9.0, *raw, *[1.0] * 10])}
+    sides: list[str] = []
+
+    class Fixture:
+        size = 10
+
+        def pulumi(self, *_args: str) -> None:
+            sides.append("raw")
+
+    def timed(call: Callable[[], object]) -> float:
+        call()
+        return next(durations[sides[-1]])
+
+    monkeypatch.setattr(engine_overhead, "timed", timed)
+    pair = engine_overhead.Pair("preview", "pulumi preview", lambda _fx: sides.append("ours"), ("preview",))
+    row = engine_overhead._measure(Fixture(), pair, 5)  # type: ignore[arg-type]
+    assert sides[:6] == ["ours", "raw", "ours", "raw", "raw", "ours"]  # the warm-up, then alternating
+    assert row["repeats"] == pairs == len(row["ours_s"]) == len(row["raw_s"])
+    assert row["extended"] is (pairs > 5)
+    assert row["ours_s"][:5] == ours and row["raw_s"][:5] == raw
+    assert row["ratio"] == row["ours_median_s"] / row["raw_median_s"]
 
 
 def test_compare_lists_each_figure_in_both_runs_with_its_change() -> None:

@@ -192,3 +192,23 @@ def test_the_console_takes_any_write_failure_as_the_end_of_output() -> None:
     console.print("a step line")  # rich let anything but a closed pipe through
     assert console.closed
     console.print("and the next one is a no-op")
+
+
+def test_the_cli_runs_in_a_thread_other_than_the_main_one_leaving_signals_alone() -> None:
+    """Python delivers signals only to the main thread, and refuses a handler set elsewhere: a CLI run from
+    a worker thread (a service embedding it) runs without its own handlers instead of failing."""
+    import threading
+
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    results = []
+
+    def run() -> None:
+        results.append(CliRunner().invoke(main, ["--help"]))
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(timeout=60)
+    (result,) = results
+    assert result.exit_code == 0, result.output
+    assert "Commands:" in result.output
+    assert {signum: signal.getsignal(signum) for signum in before} == before

@@ -70,6 +70,27 @@ def test_the_group_s_help_imports_no_command_module() -> None:
     modules = _modules_after(_RUN_CLI, json.dumps(["--help"]))
     commands = ("_contract", "_fleet", "_local", "_operations", "_plan", "_policy")
     assert sorted(m for m in modules if m.rpartition(".")[2] in commands) == []
+    # Nor shutil, which click's formatter imports (with zlib, bz2 and lzma) only to ask the width.
+    assert "shutil" not in modules and "lzma" not in modules
+
+
+@pytest.mark.parametrize("columns", [None, "", "0", "junk", "40", "60", "100", "300"])
+@pytest.mark.parametrize("max_content_width", [None, 120])
+def test_the_group_s_formatter_is_as_wide_as_click_s_own(
+    columns: str | None, max_content_width: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitops_infra.cli import main
+    from gitops_infra.cli._group import _Context
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    ours = _Context(main, max_content_width=max_content_width).make_formatter()
+    clicks = click.Context(main, max_content_width=max_content_width).make_formatter()
+    assert ours.width == clicks.width
+    monkeypatch.setattr(click.formatting, "FORCED_WIDTH", 33)  # what click's CliRunner sets
+    assert _Context(main).make_formatter().width == 33
 
 
 def test_the_group_lists_each_command_as_its_own_help_says_and_loads_it_from_its_module() -> None:
