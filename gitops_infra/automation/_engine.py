@@ -270,7 +270,8 @@ def engine_temp_dir(target: StackTarget) -> Iterator[Path]:
             stack=target.stack,
         ) from None
     with scratch as directory:
-        yield Path(directory)
+        # Python 3.11 returns it relative when TMPDIR is; the engine runs in the project's directory.
+        yield Path(directory).absolute()
 
 
 def run_engine(

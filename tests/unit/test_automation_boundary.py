@@ -175,6 +175,19 @@ def test_the_engines_temp_dir_is_private_and_goes_with_what_was_left_in_it(
     assert target.env["TMPDIR"] == str(parent)  # the target itself is unchanged
 
 
+def test_a_relative_tmpdir_gives_the_engine_an_absolute_temp_dir(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The engine runs in the project's directory, so a path relative to ours would point elsewhere.
+    (tmp_path / "rel").mkdir()
+    monkeypatch.chdir(tmp_path)
+    target = StackTarget.resolve("dev", StackOptions(work_dir=project, env={"TMPDIR": "rel"}))
+    with engine_temp_dir(target) as directory:
+        assert directory.is_absolute()
+        assert directory.parent == tmp_path / "rel"
+    assert list((tmp_path / "rel").iterdir()) == []
+
+
 def test_an_engine_temp_dir_that_cannot_be_made_is_a_workspace_error(project: Path, tmp_path: Path) -> None:
     missing = tmp_path / "no-such-dir"
     target = StackTarget.resolve("dev", StackOptions(work_dir=project, env={"TMPDIR": str(missing)}))
