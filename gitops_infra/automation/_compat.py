@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -39,6 +42,7 @@ __all__ = [
     "close_event_loop",
     "drain_event_loop",
     "forget_root_resource",
+    "replay_event_log",
     "root_exports",
     "run_pulumi_cmd",
     "run_streamed",
@@ -131,16 +135,36 @@ def run_pulumi_cmd(workspace: LocalWorkspace, args: list[str]) -> Any:
     return workspace._run_pulumi_cmd_sync(args)
 
 
-def run_streamed(stack: Stack, args: list[str], on_event: Callable[[EngineEvent], None]) -> CommandResult:
-    """Run ``pulumi <args> --stack <stack>`` with its engine events streamed to ``on_event``; nothing else.
+def run_streamed(
+    stack: Stack,
+    args: list[str],
+    on_event: Callable[[EngineEvent], None],
+    *,
+    log_file: Path | None = None,
+) -> CommandResult:
+    """Run ``pulumi <args> --stack <stack>`` with its engine events handed to ``on_event``; nothing else.
 
     ``Stack.up``, ``refresh`` and ``destroy`` follow their command with ``pulumi stack output`` and
     ``pulumi stack history``, whose answers the events already carried; this is their command alone, set
-    up the way they set it up. The events are all delivered when it returns: the engine waits for the
-    event stream to be acknowledged before it exits. Breaks if ``Stack._setup_event_log`` (the gRPC or
-    log-file event stream, by engine version), ``Stack._run_pulumi_cmd_sync`` or
-    ``pulumi.automation._stack._cleanup`` are renamed or change their signatures.
+    up the way they set it up.
+
+    Without ``log_file``, the events stream live over gRPC, as ``pulumi.automation`` streams them, and are
+    all delivered when it returns: the engine waits for the stream to be acknowledged before it exits.
+    With it, the engine writes them to that file (``--event-log`` with a path, which is how
+    ``pulumi.automation`` read them before 3.206), and they are handed to ``on_event`` in order once the
+    command has ended, also when it failed. The gRPC stream costs this process about 0.15 ms of CPU an
+    event (an ``up`` of 500 resources sends 3,000), taken from the cores the engine and the program need;
+    a file costs them nothing.
+
+    Breaks if ``Stack._setup_event_log`` (the gRPC or log-file event stream, by engine version),
+    ``Stack._run_pulumi_cmd_sync`` or ``pulumi.automation._stack._cleanup`` are renamed or change their
+    signatures, or if the CLI's ``--event-log`` (a debug command's flag) goes.
     """
+    if log_file is not None:
+        try:
+            return stack._run_pulumi_cmd_sync([*args, "--event-log", str(log_file)])
+        finally:
+            replay_event_log(log_file, on_event)
     log, watcher, stop, temp_dir, server = stack._setup_event_log(
         args[0], on_event, stack.workspace.pulumi_version
     )
@@ -149,6 +173,35 @@ def run_streamed(stack: Stack, args: list[str], on_event: Callable[[EngineEvent]
     finally:
         upstream_stack._cleanup(temp_dir, watcher, stop, None, server)
     return result
+
+
+def replay_event_log(log_file: Path, on_event: Callable[[EngineEvent], None]) -> None:
+    """Hand each event the engine wrote to ``log_file`` to ``on_event``, in order; then remove the file.
+
+    A file the engine never made (it failed before its events began) holds none. A last line with no
+    newline is an event a killed engine left half-written: it is dropped. A line that is not an event is
+    reported as a ``RuntimeWarning`` and skipped, as ``pulumi.automation``'s own reader does, without its
+    text.
+    """
+    try:
+        log = log_file.open(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    with log:
+        for line in log:
+            if not line.endswith("\n"):
+                break
+            try:
+                event = EngineEvent.from_json(json.loads(line))
+            except Exception as exc:  # any malformed event: see the docstring
+                warnings.warn(
+                    f"an engine event in {log_file.name} could not be read ({type(exc).__name__}); skipped",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                continue
+            on_event(event)
+    log_file.unlink(missing_ok=True)
 
 
 # -- mocked runs (the offline plan and the unit tests) ----------------------------------------------------

@@ -196,9 +196,25 @@ class EngineEvents:
     """
 
     on_event: EventCallback | None
+    operation: str = ""
+    """The operation the attempt is part of, as its errors name it (``detect_drift``, ``rollback``)."""
     policy_events: list[auto.PolicyEvent] = field(default_factory=list)
     stack: auto.Stack | None = None
     """The stack the attempt runs on, once selected: a failure reads its checkpoint for the why."""
+    temp_dir: Path | None = None
+    """The attempt's private engine temp dir (:func:`engine_temp_dir`), once made."""
+
+    @property
+    def log_file(self) -> Path | None:
+        """Where the engine writes the attempt's events, or ``None`` to stream them live.
+
+        A caller's ``on_event`` sees them as they happen. With none, nobody is watching, and the engine
+        writes them to a file read when its command ends, at no CPU cost to the engine's cores
+        (:func:`~gitops_infra.automation._compat.run_streamed`); the temp dir keeps it private.
+        """
+        if self.on_event is not None or self.temp_dir is None:
+            return None
+        return self.temp_dir / "events.jsonl"
 
     def callback(self, collect: EventCallback | None = None) -> EventCallback:
         """The ``on_event`` to hand ``pulumi.automation``.
@@ -289,9 +305,10 @@ def run_engine(
     """
     deadline = time.monotonic() + target.lock_wait
     while True:
-        events = EngineEvents(on_event=target.on_event)
+        events = EngineEvents(on_event=target.on_event, operation=operation)
         try:
             with engine_temp_dir(target) as temp_dir, map_engine_errors(target, operation, events):
+                events.temp_dir = temp_dir
                 # Without ``create``, the operation's own ``--stack`` finds a missing stack: no select.
                 workspace = target.local_workspace(select=create, temp_dir=temp_dir)
                 stack = (

@@ -1,26 +1,31 @@
-"""``up``, ``refresh`` and ``destroy`` as one engine command each, their results read from its events.
+"""Each engine command run alone, its result read from its events: ``up``, ``refresh``, ``destroy`` and
+the previews.
 
 ``pulumi.automation`` follows each of these commands with ``pulumi stack output`` and ``pulumi stack
 history --page-size 1``: two more CLI starts (bench/ measures their cost), for answers the engine has
 already streamed. The summary event holds the resource changes, and the stack resource's outputs event
 holds the stack outputs, each secret one masked as the engine's display masks it. So the command runs
 alone, and its result is read from its events; the version and commit it was recorded under come from
-:func:`~gitops_infra.automation._work.latest_deployment`.
+:func:`~gitops_infra.automation._work.latest_deployment`. The previews run the same way, so that every
+command's events reach us by one road (:attr:`~gitops_infra.automation._engine.EngineEvents.log_file`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pulumi import automation as auto
 
+from ..errors import OperationFailedError
 from ._compat import run_streamed
 from ._engine import EngineEvents
 from ._wire import STACK_TYPE, masked
+from .options import EventCallback
 from .results import changes_of
 
-__all__ = ["Streamed", "run_command"]
+__all__ = ["Streamed", "run_command", "run_preview"]
 
 EXEC_KIND = "auto.local"
 """How ``pulumi.automation`` tags the commands a local workspace runs (``exec.kind`` in the history)."""
@@ -55,13 +60,47 @@ def run_command(pulumi_stack: auto.Stack, events: EngineEvents, command: str, *f
             outputs = masked(done.metadata.new.outputs or {})
 
     args = [command, "--yes", "--skip-preview", "--exec-kind", EXEC_KIND, *flags]
-    run_streamed(pulumi_stack, args, events.callback(collect))
+    run_streamed(pulumi_stack, args, events.callback(collect), log_file=events.log_file)
     if changes is None:
         newest = pulumi_stack.history(page_size=1, show_secrets=False)
         changes = changes_of((newest[0].resource_changes or {}) if newest else {})
     return Streamed(changes=changes, outputs=outputs)
 
 
+def run_preview(
+    pulumi_stack: auto.Stack, events: EngineEvents, collect: EventCallback, command: str, *flags: str
+) -> dict[str, int]:
+    """Run the preview ``pulumi <command> <flags>`` on ``pulumi_stack`` (``preview``, ``refresh
+    --preview-only``, ``destroy --preview-only``), its events fed to ``collect``; the changes it counted.
+
+    A preview records nothing to fall back on, so one whose summary never came (its event log could not
+    be written: a full disk) is an error, not an empty result: a drift check would say "no drift".
+    """
+    changes: dict[str, int] | None = None
+
+    def summarise(event: auto.EngineEvent) -> None:
+        nonlocal changes
+        if event.summary_event is not None:
+            changes = changes_of(event.summary_event.resource_changes or {})
+        collect(event)
+
+    args = [command, *flags, "--exec-kind", EXEC_KIND]
+    run_streamed(pulumi_stack, args, events.callback(summarise), log_file=events.log_file)
+    if changes is None:
+        raise OperationFailedError(
+            f"{events.operation} on stack {pulumi_stack.name!r} ended without the engine's summary of its "
+            "changes, so its result cannot be told; check that the disk holding TMPDIR has room, and retry",
+            stack=pulumi_stack.name,
+            operation=events.operation,
+        )
+    return changes
+
+
 def message_flags(message: str | None) -> list[str]:
     """``--message <message>``, when there is one."""
     return ["--message", message] if message else []
+
+
+def policy_flags(packs: Sequence[str]) -> list[str]:
+    """``--policy-pack <dir>`` for each policy pack directory."""
+    return [flag for pack in packs for flag in ("--policy-pack", pack)]

@@ -16,9 +16,8 @@ from pulumi import automation as auto
 
 from ..policy import resolve_policy_packs
 from ._engine import EngineEvents, run_engine
-from ._streamed import Streamed, message_flags, run_command
+from ._streamed import Streamed, message_flags, policy_flags, run_command, run_preview
 from ._target import StackTarget
-from .options import EventCallback
 from .results import (
     SECRET,
     Deployment,
@@ -28,7 +27,6 @@ from .results import (
     RecordedResult,
     Step,
     UpResult,
-    changes_of,
 )
 
 __all__ = [
@@ -152,10 +150,10 @@ def _step(metadata: auto.StepEventMetadata) -> Step:
 
 
 def preview_work(
-    stack: str, run_preview: Callable[[auto.Stack, EventCallback], auto.PreviewResult]
+    stack: str, command: str, *flags: str
 ) -> Callable[[auto.Stack, EngineEvents], PreviewResult]:
-    """The engine work of a preview (of ``up``, ``destroy`` or a rollback): ``run_preview`` runs it with an
-    ``on_event`` that collects every step that is not a no-op."""
+    """The engine work of a preview (of ``up``, ``destroy`` or a rollback): ``pulumi <command> <flags>``,
+    collecting every step that is not a no-op."""
 
     def work(pulumi_stack: auto.Stack, events: EngineEvents) -> PreviewResult:
         steps: list[Step] = []  # per attempt: a retried one starts afresh
@@ -165,8 +163,8 @@ def preview_work(
             if pre is not None and pre.metadata.op != auto.OpType.SAME:
                 steps.append(_step(pre.metadata))
 
-        result = run_preview(pulumi_stack, events.callback(collect))
-        return PreviewResult(stack=stack, changes=changes_of(result.change_summary), steps=tuple(steps))
+        changes = run_preview(pulumi_stack, events, collect, command, *flags)
+        return PreviewResult(stack=stack, changes=changes, steps=tuple(steps))
 
     return work
 
@@ -180,7 +178,7 @@ def up_work(
 ) -> Callable[[auto.Stack, EngineEvents], UpResult]:
     """The engine work of ``up``, shared with ``rollback_to_commit`` and ``promote``."""
     packs = resolve_policy_packs(policy_packs)
-    flags = [*message_flags(message), *(flag for pack in packs for flag in ("--policy-pack", pack))]
+    flags = [*message_flags(message), *policy_flags(packs)]
     if refresh:
         flags.append("--refresh")
 

@@ -18,6 +18,7 @@ from pulumi import automation as auto
 from ..checks import RECONCILE_REQUEST_ANNOTATION
 from ..errors import ArgumentError, StackLockedError
 from ._engine import EngineEvents, run_engine
+from ._streamed import run_preview
 from ._target import StackTarget
 from ._wire import is_secret_payload, masked
 from .gitops import read_gitops
@@ -181,7 +182,7 @@ def detect_drift(
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitops-layer") as alongside:
             if Layer.GITOPS in chosen:
                 gitops = alongside.submit(read_gitops, target)
-            pulumi_stack.preview_refresh(on_event=events.callback(collect))
+            run_preview(pulumi_stack, events, collect, "refresh", "--preview-only")
         return DriftReport(
             stack=stack,
             resources=tuple(sorted(drifted, key=lambda r: r.urn)),

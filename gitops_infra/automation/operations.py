@@ -12,10 +12,10 @@ from pulumi import automation as auto
 
 from ..policy import resolve_policy_packs
 from ._engine import EngineEvents, run_engine
-from ._streamed import message_flags, run_command
+from ._streamed import message_flags, policy_flags, run_command
 from ._target import StackTarget
 from ._work import deployments, preview_work, recorded, up_work
-from .options import EventCallback, StackOptions
+from .options import StackOptions
 from .promotion import require_promoted_on
 from .results import Deployment, PreviewResult, RefreshResult, UpResult
 
@@ -46,10 +46,8 @@ def preview(
     target = StackTarget.resolve(stack, options)
     packs = resolve_policy_packs(policy_packs)  # once, before the engine: not again on each lock retry
 
-    def run_preview(pulumi_stack: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
-        return pulumi_stack.preview(on_event=on_event, refresh=refresh or None, policy_packs=packs or None)
-
-    return run_engine(target, "preview", preview_work(stack, run_preview), create=create)
+    flags = [*(["--refresh"] if refresh else []), *policy_flags(packs)]
+    return run_engine(target, "preview", preview_work(stack, "preview", *flags), create=create)
 
 
 def up(

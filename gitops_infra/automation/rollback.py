@@ -18,8 +18,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal, overload
 
-from pulumi import automation as auto
-
 from ..errors import CommitNotFoundError, GitError
 from ._engine import run_engine
 from ._git import has_commit, repo_root, resolve_commit, run_git, shallow_hint
@@ -27,7 +25,7 @@ from ._processes import alive_here, used_as_cwd
 from ._stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings, read_mapping
 from ._target import Project, StackTarget
 from ._work import deployments, preview_work, up_work
-from .options import PREVIOUS, EventCallback, StackOptions
+from .options import PREVIOUS, StackOptions
 from .results import DeploymentKind, DeploymentResult, PreviewResult, UpResult
 
 __all__ = [
@@ -202,14 +200,10 @@ def rollback_to_commit(
     sha = resolve_commit(repo, _previous_commit(target) if commit == PREVIOUS else commit)
     with checked_out(target, repo, sha, commit) as at_commit:
         if preview_only:
-            return run_engine(at_commit, "rollback", preview_work(stack, _preview))
+            return run_engine(at_commit, "rollback", preview_work(stack, "preview"))
         work = up_work(at_commit, message=message or f"rollback to {sha[:12]} ({commit})")
         result = run_engine(at_commit, "rollback", work)
     return replace(result, rolled_back_to=sha)
-
-
-def _preview(pulumi_stack: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
-    return pulumi_stack.preview(on_event=on_event)
 
 
 @contextmanager

@@ -28,7 +28,7 @@ from ._stack_files import read_mapping
 from ._streamed import message_flags, run_command
 from ._target import StackTarget
 from ._work import preview_work, recorded
-from .options import EventCallback, StackOptions
+from .options import StackOptions
 from .results import DestroyPreview, DestroyResult, DrainResult, SweepResult
 
 __all__ = ["DEFAULT_DRAIN_TIMEOUT", "destroy", "prod_environment"]
@@ -255,10 +255,7 @@ def destroy(
             target, _cluster_state(target), drain=drain, timeout=timeout, on_drain=None, planned=True
         )
 
-        def run_preview(pulumi_stack: auto.Stack, on_event: EventCallback) -> auto.PreviewResult:
-            return pulumi_stack.preview_destroy(on_event=on_event)
-
-        previewed = run_engine(target, "destroy", preview_work(stack, run_preview))
+        previewed = run_engine(target, "destroy", preview_work(stack, "destroy", "--preview-only"))
         return DestroyPreview(
             stack=previewed.stack, changes=previewed.changes, steps=previewed.steps, drain=planned
         )

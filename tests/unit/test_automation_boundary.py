@@ -6,13 +6,15 @@ engine tests), so the translation is checked against the engine's actual wording
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from pulumi.automation import CommandResult
+from pulumi.automation import CommandResult, EngineEvent
 from pulumi.automation import errors as upstream
 
 from gitops_infra.automation import PropertyDiff
+from gitops_infra.automation._compat import replay_event_log
 from gitops_infra.automation._engine import EngineEvents, _engine_message, engine_temp_dir, map_engine_errors
 from gitops_infra.automation._target import DEFAULT_STATE_DIR, StackOptions, StackTarget
 from gitops_infra.errors import (
@@ -259,3 +261,50 @@ def test_drift_ignores_what_the_api_server_maintains_on_kubernetes_objects() -> 
     assert _declared(configmap, PropertyDiff(path="metadata.labels.team", recorded="a", actual="b"))
     # Other providers' resources keep every path: a `status` there may well be declared.
     assert _declared("aws:ec2/vpc:Vpc", PropertyDiff(path="status", recorded="a", actual="b"))
+
+
+# Two events as the engine writes them to its event log: one JSON object a line.
+_SUMMARY = (
+    json.dumps(
+        {
+            "sequence": 1,
+            "timestamp": 2,
+            "summaryEvent": {"maybeCorrupt": False, "durationSeconds": 1, "resourceChanges": {"same": 2}},
+        }
+    )
+    + "\n"
+)
+_CANCEL = json.dumps({"sequence": 2, "timestamp": 3, "cancelEvent": {}}) + "\n"
+
+
+def test_an_event_log_is_replayed_in_order_and_removed(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    log.write_text(_SUMMARY + _CANCEL)
+    seen: list[EngineEvent] = []
+    replay_event_log(log, seen.append)
+    assert [e.summary_event is not None for e in seen] == [True, False]
+    assert seen[0].summary_event is not None and seen[0].summary_event.resource_changes == {"same": 2}
+    assert seen[1].cancel_event is not None
+    assert not log.exists()
+
+
+def test_a_half_written_last_event_is_dropped_and_a_bad_line_warned_without_its_text(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    log.write_text('{"sequence":0,"hostile \x1b[31m text\n' + _SUMMARY + _CANCEL[:20])  # a killed engine
+    seen: list[EngineEvent] = []
+    with pytest.warns(RuntimeWarning, match=r"an engine event in events\.jsonl could not be read") as warned:
+        replay_event_log(log, seen.append)
+    assert [e.summary_event is not None for e in seen] == [True]
+    assert len(warned) == 1 and "hostile" not in str(warned[0].message)
+
+
+def test_an_event_log_the_engine_never_made_has_no_events(tmp_path: Path) -> None:
+    seen: list[EngineEvent] = []
+    replay_event_log(tmp_path / "events.jsonl", seen.append)  # the engine failed before its events began
+    assert seen == []
+
+
+def test_only_an_unwatched_attempt_with_a_temp_dir_logs_its_events_to_a_file(tmp_path: Path) -> None:
+    assert EngineEvents(None).log_file is None  # no temp dir yet
+    assert EngineEvents(None, temp_dir=tmp_path).log_file == tmp_path / "events.jsonl"
+    assert EngineEvents(lambda event: None, temp_dir=tmp_path).log_file is None  # watched: streamed live
