@@ -28,18 +28,18 @@ test:
 	printf '{"finished_at": "%s", "setup_s": %d, "make_test_s": %d}\n' "$$(date -u +%FT%TZ)" \
 		$$((ready - start)) $$(($$(date +%s) - start)) > .tools/make-test.json
 
-# The tiers run in two lanes side by side, each pytest run listing its slowest tests: the cluster tier
-# (mostly waiting on Flux and the API server), then the unit tier on the lowest pulumi, beside the
-# engine, install and unit tiers on two processes (pytest-xdist; each all computing), so that on 2 cores
-# no core waits while the cluster tier does (the README has the times). Each file runs on one process, so
-# a module-scoped fixture (the install tier's wheel) is made once: xdist's loadgroup would say so per test,
+# The tiers run in three lanes side by side, each pytest run listing its slowest tests: the cluster tier
+# (mostly waiting on Flux and the API server), the unit tier on the lowest pulumi, and the engine,
+# install and unit tiers on two processes (pytest-xdist; each all computing), so that on 2 cores no core
+# waits while the cluster tier does (the README has the times). The floor's units ran after the cluster
+# tier, which they made the longest lane by their 1.5 minutes. Each file runs on one process, so a
+# module-scoped fixture (the install tier's wheel) is made once: xdist's loadgroup would say so per test,
 # but with pytest 9 its groups are silently ignored. -O prints each lane's report whole when it ends.
 test-tiers:
-	@$(MAKE) --no-print-directory -j2 -O test-lane-cluster test-lane-engine
+	@$(MAKE) --no-print-directory -j3 -O test-lane-cluster test-lane-engine test-floor
 
 test-lane-cluster:
 	$(PY) -m pytest tests/cluster --durations=20
-	@$(MAKE) --no-print-directory test-floor
 
 test-lane-engine:
 	$(PY) -m pytest tests/engine tests/install tests/unit -n 2 --dist loadfile --durations=30
