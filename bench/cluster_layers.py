@@ -29,7 +29,7 @@ from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 from tests.support import TOOLCHAIN, drain_project
 
 from .fixture import require_engine
-from .stats import timed
+from .stats import paired_ratio, timed
 
 STACK = "bench"
 SIZE = 100
@@ -100,11 +100,11 @@ def run(repeats: int, size: int = SIZE) -> dict[str, Any]:
         "both_layers_s": both_s,
         "iac_median_s": median(iac_s),
         "both_layers_median_s": median(both_s),
-        "gitops_layer_ratio": median(both_s) / median(iac_s),
+        "gitops_layer_ratio": paired_ratio(both_s, iac_s),
         "gitops_layer_target": DRIFT_TARGET,
         "drained_destroy_s": drained_s,
         "undrained_destroy_s": undrained_s,
         "drained_destroy_median_s": median(drained_s),
         "undrained_destroy_median_s": median(undrained_s),
-        "drain_overhead_ratio": median(drained_s) / median(undrained_s),
+        "drain_overhead_ratio": paired_ratio(drained_s, undrained_s),
     }

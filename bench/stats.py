@@ -1,4 +1,5 @@
-"""Small statistics helpers: timing one call, and a least-squares line (both on the standard library)."""
+"""Small statistics helpers: timing one call, the ratio of paired series, and a least-squares line (all on the
+standard library)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,16 @@ def clocked(fn: Callable[[], T]) -> tuple[float, T]:
     start = time.perf_counter()
     value = fn()
     return time.perf_counter() - start, value
+
+
+def paired_ratio(ours: Sequence[float], baseline: Sequence[float]) -> float:
+    """The median of ``ours[i] / baseline[i]``: the ratio of two series timed as interleaved pairs.
+
+    Each pair runs back to back, so a change in the machine's speed between pairs (seen here: the same
+    command taking 6 s, then 10 s, minutes apart) moves both halves and cancels out of that pair's ratio;
+    the ratio of the two medians, which may come from different pairs, keeps it.
+    """
+    return statistics.median(o / b for o, b in zip(ours, baseline, strict=True))
 
 
 @dataclass(frozen=True)

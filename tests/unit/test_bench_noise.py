@@ -7,10 +7,12 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from statistics import median
 
 import pytest
 
 from bench import noise
+from bench.stats import paired_ratio
 
 from ..support import REPO_ROOT
 
@@ -90,7 +92,17 @@ def test_a_noisy_engine_row_gets_more_pairs_whichever_way_it_leans(
     assert row["repeats"] == pairs == len(row["ours_s"]) == len(row["raw_s"])
     assert row["extended"] is (pairs > 5)
     assert row["ours_s"][:5] == ours and row["raw_s"][:5] == raw
-    assert row["ratio"] == row["ours_median_s"] / row["raw_median_s"]
+    assert row["ratio"] == paired_ratio(row["ours_s"], row["raw_s"])
+    assert row["ratio_of_medians"] == row["ours_median_s"] / row["raw_median_s"]
+
+
+def test_a_ratio_is_the_median_of_its_pairs_ratios_so_a_slower_machine_between_pairs_cancels() -> None:
+    # The machine slowed down between pairs (1 s, then 2 s, then 10 s), each pair equal but the second.
+    ours, raw = [1.0, 3.0, 10.0], [1.0, 2.0, 10.0]
+    assert paired_ratio(ours, raw) == 1.0
+    assert median(ours) / median(raw) == 1.5  # the medians come from different pairs
+    with pytest.raises(ValueError):
+        paired_ratio([1.0, 2.0], [1.0])  # a pair with one half is no pair
 
 
 def test_compare_lists_each_figure_in_both_runs_with_its_change() -> None:
