@@ -45,22 +45,18 @@ class Streamed:
 def run_command(pulumi_stack: auto.Stack, events: EngineEvents, command: str, *flags: str) -> Streamed:
     """Run ``pulumi <command> --yes --skip-preview <flags>`` on ``pulumi_stack``; return what its events said.
 
-    An engine whose summary came too late (one that streams through a log file, before 3.206) is asked
-    for its newest history entry instead.
+    One whose summary never came (an old engine's log-file stream read too late, or an event log that
+    could not be written) is asked for its newest history entry instead.
     """
-    changes: dict[str, int] | None = None
     outputs: dict[str, Any] | None = None
 
     def collect(event: auto.EngineEvent) -> None:
-        nonlocal changes, outputs
-        if event.summary_event is not None:
-            changes = changes_of(event.summary_event.resource_changes or {})
+        nonlocal outputs
         done = event.res_outputs_event
         if done is not None and done.metadata.type == STACK_TYPE and done.metadata.new is not None:
             outputs = masked(done.metadata.new.outputs or {})
 
-    args = [command, "--yes", "--skip-preview", "--exec-kind", EXEC_KIND, *flags]
-    run_streamed(pulumi_stack, args, events.callback(collect), log_file=events.log_file)
+    changes = _run(pulumi_stack, events, collect, [command, "--yes", "--skip-preview", *flags])
     if changes is None:
         newest = pulumi_stack.history(page_size=1, show_secrets=False)
         changes = changes_of((newest[0].resource_changes or {}) if newest else {})
@@ -76,6 +72,22 @@ def run_preview(
     A preview records nothing to fall back on, so one whose summary never came (its event log could not
     be written: a full disk) is an error, not an empty result: a drift check would say "no drift".
     """
+    changes = _run(pulumi_stack, events, collect, [command, *flags])
+    if changes is None:
+        raise OperationFailedError(
+            f"{events.operation} on stack {pulumi_stack.name!r} ended without the engine's summary of its "
+            "changes, so its result cannot be told; check that the disk holding TMPDIR has room, and retry",
+            stack=pulumi_stack.name,
+            operation=events.operation,
+        )
+    return changes
+
+
+def _run(
+    pulumi_stack: auto.Stack, events: EngineEvents, collect: EventCallback, args: list[str]
+) -> dict[str, int] | None:
+    """Run ``pulumi <args>`` with its events fed to ``collect`` by the attempt's road (live, or from a file:
+    :attr:`EngineEvents.log_file`); the changes its summary event counted, ``None`` if none came."""
     changes: dict[str, int] | None = None
 
     def summarise(event: auto.EngineEvent) -> None:
@@ -84,15 +96,9 @@ def run_preview(
             changes = changes_of(event.summary_event.resource_changes or {})
         collect(event)
 
-    args = [command, *flags, "--exec-kind", EXEC_KIND]
-    run_streamed(pulumi_stack, args, events.callback(summarise), log_file=events.log_file)
-    if changes is None:
-        raise OperationFailedError(
-            f"{events.operation} on stack {pulumi_stack.name!r} ended without the engine's summary of its "
-            "changes, so its result cannot be told; check that the disk holding TMPDIR has room, and retry",
-            stack=pulumi_stack.name,
-            operation=events.operation,
-        )
+    run_streamed(
+        pulumi_stack, [*args, "--exec-kind", EXEC_KIND], events.callback(summarise), log_file=events.log_file
+    )
     return changes
 
 
