@@ -55,10 +55,12 @@ def _start_slow(repo: FixtureRepo, *args: str, env: Mapping[str, str] | None = N
     return process
 
 
-def _start_slow_up(repo: FixtureRepo, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
+def _start_slow_up(
+    repo: FixtureRepo, *flags: str, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[str]:
     """`gitops-infra up` adding c and d, whose creates each take a few seconds, started mid-update."""
     repo.configure(ALL_FILES)
-    return _start_slow(repo, "up", "dev", "--yes", env=env)
+    return _start_slow(repo, "up", "dev", "--yes", *flags, env=env)
 
 
 def _state_files(repo: FixtureRepo) -> dict[str, str]:
@@ -81,14 +83,19 @@ def _engine_processes_in(root: Path) -> list[psutil.Process]:
     return found
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    ("signum", "flags"),
+    [(signal.SIGINT, ()), (signal.SIGTERM, ()), (signal.SIGINT, ("--json",))],
+    # --json watches no events: the engine writes them to a file, read once it has stopped.
+    ids=["SIGINT", "SIGTERM", "SIGINT-json"],
+)
 def test_an_interrupted_up_cancels_cleanly_and_the_next_up_converges(
-    repo: FixtureRepo, signum: signal.Signals
+    repo: FixtureRepo, signum: signal.Signals, flags: tuple[str, ...]
 ) -> None:
     up("dev", options=repo.options)
     # Each create leaves a file in its temp directory first (as the Kubernetes provider its kubeconfig).
     log = repo.root.parent / "temp-files.log"
-    process = _start_slow_up(repo, env={"FIXTURE_TEMP_LOG": str(log)})
+    process = _start_slow_up(repo, *flags, env={"FIXTURE_TEMP_LOG": str(log)})
 
     process.send_signal(signum)
     output, _ = process.communicate(timeout=120)
