@@ -2,8 +2,8 @@
 
 Defaults: all five suites, 5 repeats, the engine suite at 10, 100 and 500 resources, the fleet suite (4
 stacks) at the first of those sizes, the scaling suite at N = 1, 2, 4, 8, 16, the shards suite at 200
-stacks and one repeat (about 40 minutes on 2 cores). ``--quick`` is a smoke run: 10 resources, 3
-repeats, N = 1, 2, 4, 20 stacks (its medians are too noisy to quote).
+stacks and one repeat (16 to 35 minutes on 2 cores, as the machine goes). ``--quick`` is a smoke run: 10
+resources, 3 repeats, N = 1, 2, 4, 20 stacks (its medians are too noisy to quote).
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ import json
 import platform
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from gitops_infra.cli._console import silence
 from tests.support import REPO_ROOT
 
 from . import cluster_layers, engine_overhead, fleet_drift, fleet_shards, noise, plan_scaling, plan_startup
@@ -26,14 +28,31 @@ SUITES = ("engine", "startup", "scaling", "fleet", "shards", "cluster")
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "latest.json"
 
 
+def _count(text: str) -> int:
+    """A positive whole number, for argparse: a count of zero would time nothing and fail minutes later."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return value
+
+
 def _ints(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part.strip()]
+    """Distinct positive whole numbers separated by commas (``10,100,500``), for argparse."""
+    values = [_count(part.strip()) for part in text.split(",") if part.strip()]
+    if not values or len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected distinct positive whole numbers, such as 10,100,500"
+        )
+    return values
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 10 resources, 3 repeats, N=1,2,4")
-    parser.add_argument("--repeats", type=int, help="timed repeats per figure (default 5; quick 3)")
+    parser.add_argument("--repeats", type=_count, help="timed repeats per figure (default 5; quick 3)")
     parser.add_argument("--sizes", type=_ints, help="engine suite resource counts (default 10,100,500)")
     parser.add_argument("--ns", type=_ints, help="scaling suite N values (default 1,2,4,8,16)")
     parser.add_argument(
@@ -45,7 +64,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         choices=engine_overhead.OPERATIONS,
         help="engine suite: only this operation (repeatable; default all)",
     )
-    parser.add_argument("--stacks", type=int, help=f"shards suite: stacks (default {fleet_shards.STACKS})")
+    parser.add_argument("--stacks", type=_count, help=f"shards suite: stacks (default {fleet_shards.STACKS})")
     parser.add_argument(
         "--shard-counts",
         type=_ints,
@@ -60,6 +79,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         help="run nothing: print the change of each figure from OLD.json to --out's file",
     )
     args = parser.parse_args(argv)
+    if args.ns is not None and len(args.ns) < 2:
+        parser.error("argument --ns: expected two values or more, since a line is fitted through them")
+    if args.compare is None and args.out.is_dir():
+        parser.error(f"argument --out: {args.out} is a directory; expected a JSON file's path")
     # A pass over 200 stacks takes minutes: the shards suite times one pair unless --repeats says more.
     args.shard_repeats = args.repeats or 1
     args.repeats = args.repeats or (3 if args.quick else 5)
@@ -68,6 +91,31 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     args.suite = args.suite or list(SUITES)
     args.stacks = args.stacks or (20 if args.quick else fleet_shards.STACKS)
     return args
+
+
+T = TypeVar("T")
+
+
+class _Tables:
+    """Where the tables go: stdout, until it fails.
+
+    A closed or full stdout (``make bench | head``) ends the tables, not the run: a full run takes half
+    an hour, and its results are still measured and written to the JSON.
+    """
+
+    closed = False
+
+    def show(self, print_table: Callable[..., T], *args: Any) -> T | None:
+        if self.closed:
+            return None
+        try:
+            shown = print_table(*args)
+            sys.stdout.flush()
+        except OSError:  # only stdout is written here: EPIPE, ENOSPC, EIO
+            silence(sys.stdout)
+            self.closed = True
+            return None
+        return shown
 
 
 def _fmt(seconds: float) -> str:
@@ -292,8 +340,10 @@ def _print_changes(old_path: Path, new_path: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _args(argv)
+    tables = _Tables()
     if args.compare is not None:
-        return _print_changes(args.compare, args.out)
+        found = tables.show(_print_changes, args.compare, args.out)
+        return 1 if tables.closed else (found or 0)
     require_engine()
     started = time.perf_counter()
     results: dict[str, Any] = {
@@ -309,30 +359,36 @@ def main(argv: list[str] | None = None) -> int:
     }
     if "engine" in args.suite:
         results["engine"] = engine_overhead.run(args.sizes, args.repeats, args.operation or ())
-        _print_engine(results["engine"])
+        tables.show(_print_engine, results["engine"])
         results["engine_growth"] = engine_overhead.growth(results["engine"])
-        _print_growth(results["engine_growth"])
+        tables.show(_print_growth, results["engine_growth"])
     if "startup" in args.suite:
         results["startup"] = plan_startup.run(args.repeats)
-        _print_startup(results["startup"])
+        tables.show(_print_startup, results["startup"])
     if "fleet" in args.suite:
         results["fleet"] = fleet_drift.run(args.sizes[0], args.repeats)
-        _print_fleet(results["fleet"])
+        tables.show(_print_fleet, results["fleet"])
     if "shards" in args.suite:
         results["shards"] = fleet_shards.run(args.shard_repeats, args.stacks, args.shard_counts)
-        _print_shards(results["shards"])
+        tables.show(_print_shards, results["shards"])
     if "scaling" in args.suite:
         results["scaling"] = plan_scaling.run(args.ns, args.repeats)
-        _print_scaling(results["scaling"])
+        tables.show(_print_scaling, results["scaling"])
     if "cluster" in args.suite:
         results["cluster"] = cluster_layers.run(args.repeats, 10 if args.quick else cluster_layers.SIZE)
-        _print_cluster(results["cluster"])
+        tables.show(_print_cluster, results["cluster"])
     _headline_fields(results)
-    _print_spreads(results)
+    tables.show(_print_spreads, results)
     results["elapsed_s"] = time.perf_counter() - started
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"\nTotal {results['elapsed_s']:.0f}s; results written to {args.out}")
+    tables.show(print, f"\nTotal {results['elapsed_s']:.0f}s; results written to {args.out}")
+    if tables.closed:
+        print(
+            f"bench: stdout failed, so the tables stopped there; all results are in {args.out}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from statistics import median
+from typing import IO
 
 import pytest
 
 from bench import noise
+from bench.__main__ import main as bench_main
 from bench.stats import paired_ratio
 
 from ..support import REPO_ROOT
@@ -121,16 +124,22 @@ def test_compare_lists_each_figure_in_both_runs_with_its_change() -> None:
     assert found["engine[operation=preview, resources=10].ratio"].relative == pytest.approx(0.1)
 
 
-def _compare(old: Path, new: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m bench --compare OLD --out NEW``, as a person runs it."""
+def _bench(*args: str, stdout: int | IO[str] = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+    """``python -m bench ARGS``, as a person runs it, its stderr kept."""
     return subprocess.run(
-        [sys.executable, "-m", "bench", "--compare", str(old), "--out", str(new)],
+        [sys.executable, "-m", "bench", *args],
         cwd=REPO_ROOT,
-        capture_output=True,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
         text=True,
         check=False,
-        timeout=60,
+        timeout=120,
     )
+
+
+def _compare(old: Path, new: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m bench --compare OLD --out NEW``."""
+    return _bench("--compare", str(old), "--out", str(new))
 
 
 def test_the_compare_mode_runs_nothing_and_prints_the_table(tmp_path: Path) -> None:
@@ -150,3 +159,57 @@ def test_the_compare_mode_runs_nothing_and_prints_the_table(tmp_path: Path) -> N
     broken.write_text("{not json")
     refused = _compare(broken, new)
     assert refused.returncode == 1 and f"--compare: {broken} is not JSON" in refused.stderr, refused.stderr
+
+
+def test_a_closed_stdout_ends_the_tables_not_the_run_whose_results_are_still_written(tmp_path: Path) -> None:
+    # `make bench | head` closed the pipe at the first table: a traceback, and half an hour of figures lost.
+    out = tmp_path / "results.json"
+    args = ["--suite", "scaling", "--ns", "1,2", "--repeats", "1", "--out", str(out)]
+    with open("/dev/full", "w") as full:  # ENOSPC on the first flush, as deterministic as stdout fails
+        done = _bench(*args, stdout=full)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert f"bench: stdout failed, so the tables stopped there; all results are in {out}" in done.stderr
+    written = json.loads(out.read_text())
+    assert [row["dimension"] for row in written["scaling"]] == ["node groups", "flux health checks"]
+
+
+def test_compare_into_a_closed_pipe_exits_1_without_a_traceback(tmp_path: Path) -> None:
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(OLD))
+    reader, writer = os.pipe()
+    os.close(reader)  # closed before the first write: EPIPE, not a race with a reader
+    try:
+        done = _bench("--compare", str(old), "--out", str(old), stdout=writer)
+    finally:
+        os.close(writer)
+    assert done.returncode == 1 and done.stderr == "", done.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["--ns", "1"], "argument --ns: expected two values or more, since a line is fitted through them"),
+        (
+            ["--ns", "1,1"],
+            "argument --ns: '1,1': expected distinct positive whole numbers, such as 10,100,500",
+        ),
+        (["--sizes", ","], "argument --sizes: ',': expected distinct positive whole numbers"),
+        (["--repeats", "0"], "argument --repeats: '0' is not a positive whole number"),
+        (["--stacks", "-3"], "argument --stacks: '-3' is not a positive whole number"),
+        (["--shard-counts", "2,x"], "argument --shard-counts: 'x' is not a positive whole number"),
+        (["--out", "."], "argument --out: . is a directory; expected a JSON file's path"),
+    ],
+)
+def test_bad_arguments_are_refused_before_anything_runs(
+    given: list[str], said: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each used to fail only after minutes of timing (a median of nothing, a line through one point).
+    def accepted() -> None:
+        raise AssertionError(f"{given} was accepted, and the bench was about to run")
+
+    monkeypatch.setattr("bench.__main__.require_engine", accepted)
+    with pytest.raises(SystemExit) as refused:
+        bench_main(given)
+    assert refused.value.code == 2
+    assert said in capsys.readouterr().err
