@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gitops_infra.automation.signals import cancel_on_signals
 from gitops_infra.cli._console import silence
 from tests.support import REPO_ROOT
 
@@ -339,6 +341,23 @@ def _print_changes(old_path: Path, new_path: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Ctrl-C or SIGTERM mid-run goes to the engine running then, as Pulumi's own Ctrl-C: it stops cleanly
+    # and leaves no plugin behind, and each suite removes its temp dirs on the way out. A partial run
+    # writes nothing.
+    with cancel_on_signals() as interruption:
+        try:
+            return _main(argv)
+        except (Exception, KeyboardInterrupt):
+            if interruption.signum is None:
+                raise
+    print(
+        f"bench: stopped by {signal.Signals(interruption.signum).name}; no results were written",
+        file=sys.stderr,
+    )
+    return interruption.exit_code
+
+
+def _main(argv: list[str] | None) -> int:
     args = _args(argv)
     tables = _Tables()
     if args.compare is not None:

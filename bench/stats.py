@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from gitops_infra.automation.signals import interrupted
+
 T = TypeVar("T")
 
 
@@ -18,10 +20,17 @@ def timed(fn: Callable[[], object]) -> float:
 
 
 def clocked(fn: Callable[[], T]) -> tuple[float, T]:
-    """Wall-clock seconds one call of ``fn`` takes, and what it returned."""
+    """Wall-clock seconds one call of ``fn`` takes, and what it returned.
+
+    A stop signal that came during the call (which the engine running then may have finished anyway)
+    stops the run here, before the next call.
+    """
     start = time.perf_counter()
     value = fn()
-    return time.perf_counter() - start, value
+    took = time.perf_counter() - start
+    if interrupted():
+        raise KeyboardInterrupt
+    return took, value
 
 
 def paired_ratio(ours: Sequence[float], baseline: Sequence[float]) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -15,7 +16,7 @@ import pytest
 
 from bench import noise
 from bench.__main__ import main as bench_main
-from bench.stats import paired_ratio
+from bench.stats import paired_ratio, timed
 
 from ..support import REPO_ROOT
 
@@ -213,3 +214,30 @@ def test_bad_arguments_are_refused_before_anything_runs(
         bench_main(given)
     assert refused.value.code == 2
     assert said in capsys.readouterr().err
+
+
+def test_an_interrupted_run_says_so_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # no engine runs yet: the signal stops the run at once
+
+    monkeypatch.setattr("bench.__main__.require_engine", interrupted)
+    out = tmp_path / "results.json"
+    assert bench_main(["--suite", "scaling", "--out", str(out)]) == 128 + signal.SIGTERM
+    assert capsys.readouterr().err == "bench: stopped by SIGTERM; no results were written\n"
+    assert not out.exists()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handlers are put back
+
+
+def test_a_signal_during_a_timed_call_stops_the_run_before_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+
+    def engine_finished_anyway() -> None:
+        calls.append(1)
+        monkeypatch.setattr("bench.stats.interrupted", lambda: signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        for _ in range(3):
+            timed(engine_finished_anyway)
+    assert calls == [1]
