@@ -1,5 +1,5 @@
-"""Small statistics helpers: timing one call, the ratio of paired series, and a least-squares line (all on the
-standard library)."""
+"""Small statistics helpers: timing one call (the one place every suite's timed call goes through, so also
+where a stop signal ends a run), the ratio of paired series, and a least-squares line."""
 
 from __future__ import annotations
 
