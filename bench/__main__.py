@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import signal
 import sys
@@ -83,8 +84,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.ns is not None and len(args.ns) < 2:
         parser.error("argument --ns: expected two values or more, since a line is fitted through them")
-    if args.compare is None and args.out.is_dir():
-        parser.error(f"argument --out: {args.out} is a directory; expected a JSON file's path")
+    if args.compare is None:
+        _check_out(parser, args.out)
     # A pass over 200 stacks takes minutes: the shards suite times one pair unless --repeats says more.
     args.shard_repeats = args.repeats or 1
     args.repeats = args.repeats or (3 if args.quick else 5)
@@ -93,6 +94,27 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     args.suite = args.suite or list(SUITES)
     args.stacks = args.stacks or (20 if args.quick else fleet_shards.STACKS)
     return args
+
+
+def _check_out(parser: argparse.ArgumentParser, out: Path) -> None:
+    """Refuse an ``--out`` that cannot be written now, rather than after the run (a typo'd directory)."""
+    if out.is_dir():
+        parser.error(f"argument --out: {out} is a directory; expected a JSON file's path")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"argument --out: cannot make its directory {out.parent}: {exc.strerror or exc}")
+    if not os.access(out.parent, os.W_OK):
+        parser.error(f"argument --out: its directory {out.parent} is not writable")
+
+
+def _write(out: Path, results: dict[str, Any]) -> str | None:
+    """Write the results to ``out``: why not, if that failed (a full disk)."""
+    try:
+        out.write_text(json.dumps(results, indent=2) + "\n")
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 T = TypeVar("T")
@@ -399,8 +421,13 @@ def _main(argv: list[str] | None) -> int:
     _headline_fields(results)
     tables.show(_print_spreads, results)
     results["elapsed_s"] = time.perf_counter() - started
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    failed = _write(args.out, results)
+    if failed is not None:
+        print(
+            f"bench: cannot write {args.out}: {failed}; the tables above are this run's figures",
+            file=sys.stderr,
+        )
+        return 1
     tables.show(print, f"\nTotal {results['elapsed_s']:.0f}s; results written to {args.out}")
     if tables.closed:
         print(

@@ -175,6 +175,15 @@ def test_a_closed_stdout_ends_the_tables_not_the_run_whose_results_are_still_wri
     assert [row["dimension"] for row in written["scaling"]] == ["node groups", "flux health checks"]
 
 
+def test_results_that_cannot_be_written_are_a_clear_error_after_the_tables() -> None:
+    done = _bench("--suite", "scaling", "--ns", "1,2", "--repeats", "1", "--out", "/dev/full")
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    said = "bench: cannot write /dev/full: No space left on device; the tables above are this run's figures"
+    assert said in done.stderr, done.stderr
+    assert "| node groups | 2 |" in done.stdout, done.stdout
+
+
 def test_compare_into_a_closed_pipe_exits_1_without_a_traceback(tmp_path: Path) -> None:
     old = tmp_path / "old.json"
     old.write_text(json.dumps(OLD))
@@ -200,6 +209,10 @@ def test_compare_into_a_closed_pipe_exits_1_without_a_traceback(tmp_path: Path) 
         (["--stacks", "-3"], "argument --stacks: '-3' is not a positive whole number"),
         (["--shard-counts", "2,x"], "argument --shard-counts: 'x' is not a positive whole number"),
         (["--out", "."], "argument --out: . is a directory; expected a JSON file's path"),
+        (
+            ["--out", "/proc/nope/results.json"],
+            "argument --out: cannot make its directory /proc/nope: No such file or directory",
+        ),
     ],
 )
 def test_bad_arguments_are_refused_before_anything_runs(
