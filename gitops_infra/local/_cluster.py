@@ -4,8 +4,9 @@ The harness behind ``make demo`` and the cluster tests. Everything it starts run
 ``make setup`` (``tools/cluster/build.sh``) builds into a checkout's ``.tools/cluster/bin`` (see
 :class:`~gitops_infra.local.Toolchain`), on free loopback ports, in one work directory:
 
-- :class:`LocalCluster`: etcd, kube-apiserver and kube-controller-manager (no kubelet, no scheduler: pods
-  are stored, never run), a temp PKI and an admin kubeconfig; then Flux's CRDs, and source-controller and
+- :class:`LocalCluster`: etcd, kube-apiserver and kube-controller-manager, a temp PKI and an admin
+  kubeconfig; kube-scheduler and kwok with one fake node (:mod:`._nodes`), so that pods are scheduled and
+  reported Running, though no container runs; then Flux's CRDs, and source-controller and
   kustomize-controller as local processes, as if installed outside the platform (``flux.install:
   external``).
 - :class:`FleetServer`: Debian's ``sshd`` with its own config, serving a bare git repository through
@@ -31,17 +32,18 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from ._nodes import start_nodes
+from ._processes import READY_SECONDS, Processes, free_port, says_ok
 from ._project import SETUP_HINT, SSHD, Toolchain, commit_all, git, require_local_extra, set_identity
 
 try:
@@ -55,87 +57,7 @@ except ModuleNotFoundError:
 
 __all__ = ["DeployKeyPair", "FleetServer", "LocalCluster", "free_port", "running"]
 
-READY_SECONDS = 90.0
-"""How long a component may take to become ready before the harness gives up with its log."""
 SERVICE_RANGE = "10.0.0.0/24"
-STOP_SECONDS = 20.0
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
-@dataclass
-class _Process:
-    name: str
-    popen: subprocess.Popen[bytes]
-    log: Path
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-
-@dataclass
-class _Processes:
-    """The processes one harness started: each stopped by its pid, last started first."""
-
-    log_dir: Path
-    running: list[_Process] = field(default_factory=list)
-
-    def start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> _Process:
-        log = self.log_dir / f"{name}.log"
-        with log.open("ab") as out:  # a restarted controller keeps the earlier log above its own
-            popen = subprocess.Popen(
-                argv,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env={**os.environ, **(env or {})},
-                # Its own session: a Ctrl-C meant for pytest or `make` does not reach it mid-teardown.
-                start_new_session=True,
-            )
-        process = _Process(name=name, popen=popen, log=log)
-        self.running.append(process)
-        return process
-
-    def wait_until(self, process: _Process, ready: Callable[[], bool], what: str) -> None:
-        deadline = time.monotonic() + READY_SECONDS
-        while time.monotonic() < deadline:
-            if not process.alive():
-                raise RuntimeError(
-                    f"{process.name} exited ({process.popen.returncode}) before {what}:\n{_tail(process.log)}"
-                )
-            with contextlib.suppress(OSError, ValueError, ssl.SSLError):
-                if ready():
-                    return
-            time.sleep(0.2)
-        raise RuntimeError(f"{process.name}: no {what} within {READY_SECONDS:.0f} s:\n{_tail(process.log)}")
-
-    def stop(self, process: _Process) -> None:
-        if process.alive():
-            with contextlib.suppress(ProcessLookupError):
-                process.popen.send_signal(signal.SIGTERM)
-            try:
-                process.popen.wait(timeout=STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                process.popen.kill()
-                process.popen.wait(timeout=STOP_SECONDS)
-        if process in self.running:
-            self.running.remove(process)
-
-    def stop_all(self) -> None:
-        for process in reversed(list(self.running)):
-            self.stop(process)
 
 
 # -- PKI --------------------------------------------------------------------------------------------------
@@ -253,7 +175,7 @@ class _Harness:
     """Processes started together: ``start`` brings them all up or, failing, stops what it started."""
 
     workdir: Path
-    processes: _Processes
+    processes: Processes
 
     def start(self) -> Self:
         """Start everything, each part ready before the next; stop what started if anything fails."""
@@ -276,7 +198,8 @@ class _Harness:
 
 
 class LocalCluster(_Harness):
-    """etcd, kube-apiserver, kube-controller-manager, Flux's CRDs and two controllers, on loopback."""
+    """etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and its node, Flux's CRDs and two
+    controllers, on loopback."""
 
     def __init__(self, workdir: Path, *, toolchain: Toolchain | None = None) -> None:
         """A cluster to start in ``workdir``, from ``toolchain`` (by default the one
@@ -285,7 +208,7 @@ class LocalCluster(_Harness):
         self.workdir = workdir
         self.toolchain = toolchain or Toolchain.find()
         (workdir / "logs").mkdir(parents=True, exist_ok=True)
-        self.processes = _Processes(workdir / "logs")
+        self.processes = Processes(workdir / "logs")
         self.api_port = 0
         self._flux_flags: dict[str, list[str]] = {}
         self.kubeconfig_path = workdir / "kubeconfig"
@@ -305,6 +228,7 @@ class LocalCluster(_Harness):
         self._start_apiserver(pki)
         self._write_kubeconfig(pki)
         self._start_controller_manager(pki)
+        start_nodes(self.processes, self.toolchain, self.kubeconfig_path, self.workdir, self.api())
         self._apply_crds()
         self._start_flux_controllers()
 
@@ -361,11 +285,7 @@ class LocalCluster(_Harness):
         context = ssl.create_default_context(cafile=str(pki.ca_cert))
         context.load_cert_chain(str(pki.admin_cert), str(pki.admin_key))
 
-        def ready() -> bool:
-            with urllib.request.urlopen(f"{self.server}/readyz", timeout=2, context=context) as response:
-                return bool(response.read() == b"ok")
-
-        self.processes.wait_until(apiserver, ready, "/readyz")
+        self.processes.wait_until(apiserver, lambda: says_ok(f"{self.server}/readyz", context), "/readyz")
 
     def _write_kubeconfig(self, pki: _Pki) -> None:
         def encoded(path: Path) -> str:
@@ -414,19 +334,17 @@ class LocalCluster(_Harness):
                 f"--cluster-signing-cert-file={pki.ca_cert}",
                 f"--cluster-signing-key-file={pki.ca_key}",
                 "--use-service-account-credentials=false",
+                # No node-lifecycle controller: kwok, as run here, renews no node Lease and sets the
+                # Ready condition once, so the controller would find kwok's node silent after its grace
+                # period (50 s), taint it unreachable and evict its pods. Nothing lifts the API server's
+                # not-ready taint then: the harness does (_nodes). No nodeipam: kwok hands out pod IPs.
                 "--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,"
                 "-node-route-controller",
             ],
         )
         unverified = ssl._create_unverified_context()  # its serving certificate is self-signed
-
-        def healthy() -> bool:
-            with urllib.request.urlopen(
-                f"https://127.0.0.1:{port}/healthz", timeout=2, context=unverified
-            ) as r:
-                return bool(r.read() == b"ok")
-
-        self.processes.wait_until(manager, healthy, "/healthz")
+        healthz = f"https://127.0.0.1:{port}/healthz"
+        self.processes.wait_until(manager, lambda: says_ok(healthz, unverified), "/healthz")
 
     def api(self) -> Any:
         """A ``kubernetes`` client ``ApiClient`` for this cluster."""
@@ -582,7 +500,7 @@ class FleetServer(_Harness):
         self.deploy_key = deploy_key
         self.authorized_keys = workdir / "authorized_keys"
         (workdir / "logs").mkdir(parents=True, exist_ok=True)
-        self.processes = _Processes(workdir / "logs")
+        self.processes = Processes(workdir / "logs")
         self.repository = workdir / "fleet.git"
         self.checkout = workdir / "fleet"
         self.port = 0

@@ -39,6 +39,8 @@ BINARIES = (
     "etcd",
     "kube-apiserver",
     "kube-controller-manager",
+    "kube-scheduler",
+    "kwok",
     "source-controller",
     "kustomize-controller",
     "pulumi-resource-kubernetes",
@@ -73,9 +75,12 @@ class Toolchain:
     """
 
     bin_dir: Path
-    """etcd, kube-apiserver, kube-controller-manager, Flux's two controllers, and the Kubernetes provider."""
+    """etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, Flux's two controllers, and the
+    Kubernetes provider."""
     crd_dir: Path
     """Flux's CRDs, as the controllers' modules ship them."""
+    kwok_stages: Path
+    """kwok's node and pod stages, as its module ships them (its binary has none)."""
     engine_dir: Path
     """Where setup builds ``pulumi`` and its language host (nothing there when the one on PATH will do)."""
 
@@ -86,6 +91,7 @@ class Toolchain:
         return cls(
             bin_dir=root / CLUSTER_DIR / "bin",
             crd_dir=root / CLUSTER_DIR / "crds",
+            kwok_stages=root / CLUSTER_DIR / "kwok-stages.yaml",
             engine_dir=root / ENGINE_DIR,
         )
 
@@ -112,10 +118,12 @@ class Toolchain:
         return [self.bin_dir, self.engine_dir]
 
     def missing(self) -> list[str]:
-        """What the local cluster needs that is not there: binaries, the CRDs, sshd."""
+        """What the local cluster needs that is not there: binaries, the CRDs, kwok's stages, sshd."""
         absent = [str(self.bin_dir / name) for name in BINARIES if not (self.bin_dir / name).is_file()]
         if not any(self.crd_dir.glob("*.yaml")):
             absent.append(f"{self.crd_dir}/*.yaml")
+        if not self.kwok_stages.is_file():
+            absent.append(str(self.kwok_stages))
         if not SSHD.is_file():
             absent.append(str(SSHD))
         return absent

@@ -670,8 +670,8 @@ def test_the_crd_schema_and_the_config_agree_on_a_duration(cluster: LocalCluster
 
 
 def test_the_fleet_job_is_accepted_and_stored_as_emitted(cluster: LocalCluster) -> None:
-    # The pods never run here (no kubelet): a server-side dry run validates and defaults the Job as a real
-    # create would, and returns the object the API server would store.
+    # Its pods would only be simulated here (kwok runs no container): a server-side dry run validates and
+    # defaults the Job as a real create would, and returns the object the API server would store.
     result = CliRunner().invoke(
         main,
         [

@@ -4,7 +4,8 @@
 # go.mod and go.sum under tools/cluster, and this script) are unchanged, and Go's module and build caches
 # are kept, so a change rebuilds only what it touches.
 #
-#   kubernetes/            kube-apiserver and kube-controller-manager (v1.34.4), etcd (v3.6.4)
+#   kubernetes/            kube-apiserver, kube-controller-manager and kube-scheduler (v1.34.4), etcd (v3.6.4)
+#   kwok/                  kwok (v0.8.0), which plays the kubelet of fake nodes: pods run, no container does
 #   source-controller/     Flux source-controller (v1.8.5)
 #   kustomize-controller/  Flux kustomize-controller (v1.9.0)
 #   pulumi-kubernetes/     pulumi-resource-kubernetes (the one provider/v4 pseudo-version served)
@@ -12,10 +13,12 @@
 #
 # It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds, and
 # generates notification-controller's (Alert, Provider, Receiver) there from its API module with
-# controller-gen, as upstream makes them: the controller's own module is not served. And it makes sure
-# Debian's openssh-server is installed: the cluster tests serve the fleet repository over SSH.
+# controller-gen, as upstream makes them: the controller's own module is not served. It concatenates kwok's
+# node and pod stages (its module's kustomize/stage/{node,pod}/fast) into .tools/cluster/kwok-stages.yaml:
+# the kwok binary ships none, and exits "no stages found" without them. And it makes sure Debian's
+# openssh-server is installed: the cluster tests serve the fleet repository over SSH.
 # ../shared/REAL_CLUSTER.md has the checked versions and why each replace is there. A cold build takes
-# about 25 minutes on 2 cores.
+# about 25 minutes on 2 cores (kube-scheduler adds about 10 s, kwok about 2 minutes).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -41,8 +44,8 @@ fi
 command -v go >/dev/null || die "the local cluster is built from Go modules: install Go 1.26+ and rerun setup"
 
 want=$(cat "$here"/*/go.mod "$here"/*/go.sum "$here/build.sh" | sha256sum | cut -d' ' -f1)
-binaries=(etcd kube-apiserver kube-controller-manager source-controller kustomize-controller pulumi-resource-kubernetes
-  controller-gen)
+binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok source-controller kustomize-controller
+  pulumi-resource-kubernetes controller-gen)
 # One CRD of each source: a toolchain built before the notification CRDs existed is rebuilt.
 crds=(source.toolkit.fluxcd.io_gitrepositories.yaml notification.toolkit.fluxcd.io_providers.yaml)
 complete=true
@@ -52,6 +55,7 @@ done
 for crd in "${crds[@]}"; do
   [ -f "$out/crds/$crd" ] || complete=false
 done
+[ -f "$out/kwok-stages.yaml" ] || complete=false
 if $complete && [ "$(cat "$out/.setup-stamp" 2>/dev/null)" = "$want" ]; then
   say "reusing ${binaries[*]} in $bin"
   exit 0
@@ -83,9 +87,19 @@ stamp="$stamp -X k8s.io/component-base/version.gitMinor=$minor"
 # Without the version stamp the server says v0.0.0-master, and clients that check versions misbehave.
 build kube-apiserver "$here/kubernetes" k8s.io/kubernetes/cmd/kube-apiserver -ldflags "-s -w $stamp"
 build kube-controller-manager "$here/kubernetes" k8s.io/kubernetes/cmd/kube-controller-manager -ldflags "-s -w $stamp"
+build kube-scheduler "$here/kubernetes" k8s.io/kubernetes/cmd/kube-scheduler -ldflags "-s -w $stamp"
 build etcd "$here/kubernetes" go.etcd.io/etcd/server/v3 -ldflags "-s -w"
 build source-controller "$here/source-controller" github.com/fluxcd/source-controller -ldflags "-s -w"
 build kustomize-controller "$here/kustomize-controller" github.com/fluxcd/kustomize-controller -ldflags "-s -w"
+build kwok "$here/kwok" sigs.k8s.io/kwok/cmd/kwok -ldflags "-s -w"
+
+# kwok's stages: Ready for its nodes; Running for their pods, Succeeded for a Job's, and a deleted pod removed.
+kwok_dir=$(go -C "$here/kwok" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+for stage in node/fast/node-initialize pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
+  printf -- '---\n'
+  cat "$kwok_dir/kustomize/stage/$stage.yaml"
+done >"$out/kwok-stages.yaml"
+say "copied kwok's node and pod stages into $out/kwok-stages.yaml"
 
 # The Flux CRDs ship in the controllers' own modules.
 rm -f "$out"/crds/*.yaml

@@ -1,5 +1,6 @@
-// Pins the local cluster's control plane: kube-apiserver and kube-controller-manager of Kubernetes
-// v1.34.4, and the etcd that release pins (v3.6.4). `make setup` builds them into .tools/cluster/bin.
+// Pins the local cluster's control plane: kube-apiserver, kube-controller-manager and kube-scheduler of
+// Kubernetes v1.34.4, and the etcd that release pins (v3.6.4). `make setup` builds them into
+// .tools/cluster/bin.
 //
 // k8s.io/kubernetes points its staging modules at ./staging/..., which a module outside its repository
 // cannot follow: each is replaced by the published v0.34.4 of the same code.
