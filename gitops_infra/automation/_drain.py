@@ -11,8 +11,17 @@ cluster, a destroy first:
 2. deletes Ingresses and Gateways, then Services of type LoadBalancer, then PersistentVolumeClaims, in
    every namespace but Kubernetes' own, and after each group waits until every object is gone: a
    claim's PersistentVolume too, when its reclaim policy is Delete, since its provisioner deletes the
-   volume in the PersistentVolume's finalizer;
-3. only then lets the engine destroy the stack.
+   volume in the PersistentVolume's finalizer. Kubernetes keeps a claim while a pod mounts it
+   (``kubernetes.io/pvc-protection``), and a StatefulSet or Deployment makes its pods again, so before
+   the claims go, so does what mounts them: each such pod's top controller (its StatefulSet, the
+   Deployment of its ReplicaSet, its DaemonSet, the CronJob of its Job, an operator's object), or the pod
+   itself when it has none, and the drain waits for those pods to be gone;
+3. where Karpenter runs (its CRDs are served), deletes its NodePools and NodeClaims and waits until every
+   NodeClaim is gone, which Karpenter allows once it has terminated the node's EC2 instance; then its
+   EC2NodeClasses, whose instance profiles it deletes the same way. Karpenter's instances are in no
+   Pulumi state, and left running they keep the VPC from being deleted (aws/karpenter-provider-aws
+   #1268). Nodes go last, so that the controllers doing the deleting above may run on them;
+4. only then lets the engine destroy the stack.
 
 One deadline covers it all. Running out of it, or not reaching the cluster, stops the destroy before it
 begins (``DrainError``): a destroy run again goes on from where this one stopped, since a suspended
@@ -26,9 +35,10 @@ resource of the stack. A kubeconfig from config (``cluster.existing``) or from a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -139,6 +149,20 @@ def _custom(kind: str, group: str, plural: str, versions: tuple[str, ...]) -> _K
     )
 
 
+def _cluster_custom(kind: str, group: str, plural: str, versions: tuple[str, ...]) -> _Kind:
+    """A cluster-scoped custom kind, in the first of ``versions`` the cluster serves (as ``_custom``)."""
+    return _Kind(
+        kind,
+        list=lambda a: a.list_custom(kind, group, plural, versions),
+        read=lambda a, _ns, name: a.custom.get_cluster_custom_object(
+            group, a.served.get(kind, versions[0]), plural, name, _request_timeout=_RT
+        ),
+        delete=lambda a, _ns, name: a.custom.delete_cluster_custom_object(
+            group, a.served.get(kind, versions[0]), plural, name, _request_timeout=_RT
+        ),
+    )
+
+
 _FLUX = (
     _custom("Kustomization", "kustomize.toolkit.fluxcd.io", "kustomizations", ("v1", "v1beta2")),
     _custom("HelmRelease", "helm.toolkit.fluxcd.io", "helmreleases", ("v2", "v2beta2", "v2beta1")),
@@ -169,9 +193,24 @@ _VOLUME = _Kind(
     list=lambda a: a.core.list_persistent_volume(_request_timeout=_RT),
     read=lambda a, _ns, name: a.core.read_persistent_volume(name, _request_timeout=_RT),
 )
-_GROUPS = ((_INGRESS, _GATEWAY), (_SERVICE,), (_CLAIM,))
+_POD = _Kind(
+    "Pod",
+    list=lambda a: a.core.list_pod_for_all_namespaces(_request_timeout=_RT),
+    read=lambda a, ns, name: a.core.read_namespaced_pod(name, ns, _request_timeout=_RT),
+)
+# Karpenter v1 (karpenter.sh/v1, karpenter.k8s.aws/v1); before 1.0, v1beta1 (0.32 to 0.37).
+_NODE_POOL = _cluster_custom("NodePool", "karpenter.sh", "nodepools", ("v1", "v1beta1"))
+_NODE_CLAIM = _cluster_custom("NodeClaim", "karpenter.sh", "nodeclaims", ("v1", "v1beta1"))
+_NODE_CLASS = _cluster_custom("EC2NodeClass", "karpenter.k8s.aws", "ec2nodeclasses", ("v1", "v1beta1"))
+_GROUPS = ((_INGRESS, _GATEWAY), (_SERVICE,), (_CLAIM,), (_NODE_POOL, _NODE_CLAIM), (_NODE_CLASS,))
 """In this order, each group gone before the next is deleted: an Ingress's load balancer sends to its
-Services, and a claim's volume is released only once nothing of the app is left to hold it."""
+Services; a claim's volume is released only once nothing of the app is left to hold it (what mounts the
+claims goes first, in the claims' group); Karpenter's nodes go last, since the controllers that delete
+the rest may run on them, and an EC2NodeClass waits for its NodeClaims anyway."""
+_MOUNTED = "kubernetes.io/pvc-protection"
+"""The finalizer by which Kubernetes keeps a claim that a pod mounts."""
+_OWNER_DEPTH = 8
+"""How far up a pod's controllers are followed (a pod, its ReplicaSet, its Deployment: 3)."""
 
 
 def owned_clusters(deployment: Mapping[str, Any], *, base: Path | None = None) -> tuple[Access, ...]:
@@ -195,8 +234,9 @@ def owned_clusters(deployment: Mapping[str, Any], *, base: Path | None = None) -
 
 
 class _TimedOut(Exception):
-    def __init__(self, remaining: list[KubeObject]) -> None:
+    def __init__(self, remaining: list[KubeObject], held: dict[KubeObject, list[str]]) -> None:
         self.remaining = remaining
+        self.held = held
 
 
 class _Relayed(Exception):
@@ -206,14 +246,62 @@ class _Relayed(Exception):
         self.error = error
 
 
-def _described(kind: _Kind, obj: Mapping[str, Any]) -> KubeObject:
+def _described(kind: _Kind | str, obj: Mapping[str, Any]) -> KubeObject:
     metadata = obj.get("metadata") or {}
     return KubeObject(
-        kind=kind.kind,
+        kind=kind if isinstance(kind, str) else kind.kind,
         namespace=str(metadata.get("namespace") or ""),
         name=str(metadata.get("name") or ""),
         finalizers=tuple(str(f) for f in metadata.get("finalizers") or ()),
     )
+
+
+@dataclass
+class _Pending:
+    """An object the drain waits for: how to read it, and (for one it deleted) how to delete it again."""
+
+    obj: KubeObject
+    read: Callable[[], dict[str, Any] | None]
+    uid: str | None
+    delete: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True)
+class _Ref:
+    """Where an object of any kind is read and deleted: a pod's owner may be an operator's object."""
+
+    group: str
+    """``""`` for the core group."""
+    version: str
+    plural: str
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True)
+class _Workload:
+    """What keeps a pod that mounts a claim: its top controller, or the pod itself when it has none."""
+
+    described: KubeObject
+    ref: _Ref
+    uid: str | None
+
+
+_CORE_OWNERS = {"ReplicationController": "replicationcontrollers"}
+"""The core group's one kind that controls pods (``Node`` owns a static pod's mirror: not the app's)."""
+
+
+def _mounted_claims(pod: Mapping[str, Any]) -> set[str]:
+    """The claims a pod that has not ended mounts (pvc-protection ignores an ended pod)."""
+    if (pod.get("status") or {}).get("phase") in {"Succeeded", "Failed"}:
+        return set()
+    return {
+        str(claim["claimName"])
+        for volume in (pod.get("spec") or {}).get("volumes") or []
+        if isinstance(volume, Mapping)
+        and isinstance(claim := volume.get("persistentVolumeClaim"), Mapping)
+        and claim.get("claimName")
+    }
 
 
 class _Drainer:
@@ -223,6 +311,8 @@ class _Drainer:
         self._apis = _Apis(api)
         self._deadline = deadline
         self._on_drain = on_drain
+        self._kinds: dict[str, dict[str, tuple[str, bool]]] = {}
+        """Per API version, each kind's plural and whether it is namespaced, as discovery said."""
 
     def _say(self, event: str, obj: KubeObject) -> None:
         if self._on_drain is not None:
@@ -290,6 +380,142 @@ class _Drainer:
                 found.append((kind, obj))
         return sorted(found, key=lambda item: (item[0].kind, *_key(item[1])))
 
+    def planned(self, kinds: tuple[_Kind, ...]) -> list[KubeObject]:
+        """What :meth:`remove` would delete: for claims, what mounts them first."""
+        targets = self.targets(kinds)
+        claims = [obj for kind, obj in targets if kind is _CLAIM]
+        workloads = list(dict.fromkeys(w.described for w, _, _ in self._mounting(claims)))
+        return [*workloads, *(_described(kind, obj) for kind, obj in targets)]
+
+    # -- what mounts the claims -----------------------------------------------------------------------
+
+    def _plural(self, api_version: str, kind: str) -> tuple[str, bool] | None:
+        """The kind's plural and whether it is namespaced, by discovery of its API version."""
+        if api_version not in self._kinds:
+            group, _, version = api_version.rpartition("/")
+            if not group:
+                self._kinds[api_version] = {k: (plural, True) for k, plural in _CORE_OWNERS.items()}
+            else:
+                found = self._answer(
+                    partial(self._apis.custom.get_api_resources, group, version, _request_timeout=_RT)
+                )
+                self._kinds[api_version] = {
+                    str(r.get("kind")): (str(r.get("name")), bool(r.get("namespaced")))
+                    for r in (found or {}).get("resources") or []
+                    if isinstance(r, Mapping) and "/" not in str(r.get("name"))  # not a subresource
+                }
+        return self._kinds[api_version].get(kind)
+
+    def _top(self, pod: Mapping[str, Any]) -> _Workload:
+        """The pod's top controller still there (an owner in its namespace), or the pod itself."""
+        namespace, name = _key(pod)
+        current = _Workload(_described("Pod", pod), _Ref("", "v1", "pods", namespace, name), _uid(pod))
+        obj: Mapping[str, Any] = pod
+        for _ in range(_OWNER_DEPTH):
+            refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+            ref = next((r for r in refs if isinstance(r, Mapping) and r.get("controller")), None)
+            if ref is None:
+                break
+            api_version, kind = str(ref.get("apiVersion")), str(ref.get("kind"))
+            found = self._plural(api_version, kind)
+            if found is None or not found[1]:
+                break  # a kind not served, or cluster-scoped (a static pod's Node): not the app's to delete
+            group, _, version = api_version.rpartition("/")
+            at = _Ref(group, version, found[0], namespace, str(ref.get("name")))
+            owner = self._read_ref(at)
+            if owner is None or _uid(owner) != ref.get("uid"):
+                break  # already gone
+            obj = owner
+            current = _Workload(_described(kind, owner), at, _uid(owner))
+        return current
+
+    def _mounting(
+        self, claims: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[_Workload, KubeObject, frozenset[str]]]:
+        """Each pod that mounts one of ``claims``: what keeps it, the pod, and the claims it mounts."""
+        wanted: dict[str, set[str]] = {}
+        for claim in claims:
+            namespace, name = _key(claim)
+            wanted.setdefault(namespace, set()).add(name)
+        found = []
+        for namespace, names in sorted(wanted.items()):
+            pods = self._answer(partial(self._apis.core.list_namespaced_pod, namespace, _request_timeout=_RT))
+            for pod in (pods or {}).get("items") or []:
+                mounted = _mounted_claims(pod) & names if isinstance(pod, Mapping) else set()
+                if mounted:
+                    found.append((self._top(pod), _described("Pod", pod), frozenset(mounted)))
+        return sorted(found, key=lambda item: (str(item[0].described), str(item[1])))
+
+    def _remove_mounting(self, claims: list[Mapping[str, Any]]) -> list[KubeObject]:
+        """Delete what keeps the pods that mount ``claims``, and wait until those pods are gone."""
+        pending: list[_Pending] = []
+        order: list[KubeObject] = []
+        mounting = self._mounting(claims)
+        for workload in dict.fromkeys(w for w, _, _ in mounting):
+            delete = partial(self._delete_ref, workload.ref)
+            delete()
+            self._say("deleting", workload.described)
+            order.append(workload.described)
+            pending.append(
+                _Pending(workload.described, partial(self._read_ref, workload.ref), workload.uid, delete)
+            )
+        for workload, pod, _ in mounting:
+            if workload.described != pod:
+                self._say("waiting", pod)
+                at = _Ref("", "v1", "pods", pod.namespace, pod.name)
+                pending.append(_Pending(pod, partial(self._read_ref, at), None))
+        self._wait(pending)
+        return order
+
+    def _read_ref(self, ref: _Ref) -> dict[str, Any] | None:
+        apis = self._apis
+        if ref.group:
+            return self._answer(
+                partial(
+                    apis.custom.get_namespaced_custom_object,
+                    ref.group,
+                    ref.version,
+                    ref.namespace,
+                    ref.plural,
+                    ref.name,
+                    _request_timeout=_RT,
+                )
+            )
+        read = (
+            apis.core.read_namespaced_pod
+            if ref.plural == "pods"
+            else apis.core.read_namespaced_replication_controller
+        )
+        return self._answer(partial(read, ref.name, ref.namespace, _request_timeout=_RT))
+
+    def _delete_ref(self, ref: _Ref) -> None:
+        # Background: the object goes at once, and the garbage collector deletes what it owns (the pods).
+        apis, policy = self._apis, "Background"
+        if ref.group:
+            self._answer(
+                partial(
+                    apis.custom.delete_namespaced_custom_object,
+                    ref.group,
+                    ref.version,
+                    ref.namespace,
+                    ref.plural,
+                    ref.name,
+                    propagation_policy=policy,
+                    _request_timeout=_RT,
+                )
+            )
+            return
+        delete = (
+            apis.core.delete_namespaced_pod
+            if ref.plural == "pods"
+            else apis.core.delete_namespaced_replication_controller
+        )
+        self._answer(
+            partial(delete, ref.name, ref.namespace, propagation_policy=policy, _request_timeout=_RT)
+        )
+
+    # -- deleting and waiting ---------------------------------------------------------------------------
+
     def _released_volume(self, claim: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The claim's PersistentVolume when its provisioner deletes it (reclaim policy Delete)."""
         name = (claim.get("spec") or {}).get("volumeName")
@@ -301,43 +527,62 @@ class _Drainer:
         return volume
 
     def remove(self, kinds: tuple[_Kind, ...]) -> list[KubeObject]:
-        """Delete the group's objects and wait until each is gone (a volume a claim released, too)."""
-        pending: dict[tuple[str, str, str], tuple[_Kind, str | None, bool]] = {}
-        order = []
-        for kind, obj in self.targets(kinds):
+        """Delete the group's objects and wait until each is gone (a volume a claim released, too); for
+        claims, what mounts them goes first."""
+        targets = self.targets(kinds)
+        claims = [obj for kind, obj in targets if kind is _CLAIM]
+        order = self._remove_mounting(claims) if claims else []
+        pending: list[_Pending] = []
+        for kind, obj in targets:
             described = _described(kind, obj)
             volume = self._released_volume(obj) if kind is _CLAIM else None
-            self._delete(kind, described.namespace, described.name)
+            delete = partial(self._delete, kind, described.namespace, described.name)
+            delete()
             self._say("deleting", described)
             order.append(described)
-            pending[(kind.kind, *_key(obj))] = (kind, _uid(obj), True)
+            read = partial(self._read, kind, described.namespace, described.name)
+            pending.append(_Pending(described, read, _uid(obj), delete))
             if volume is not None:
-                pending[(_VOLUME.kind, *_key(volume))] = (_VOLUME, _uid(volume), False)
-                order.append(_described(_VOLUME, volume))
-                self._say("waiting", order[-1])
+                gone = _described(_VOLUME, volume)
+                pending.append(_Pending(gone, partial(self._read, _VOLUME, "", gone.name), _uid(volume)))
+                order.append(gone)
+                self._say("waiting", gone)
         self._wait(pending)
         return order
 
-    def _wait(self, pending: dict[tuple[str, str, str], tuple[_Kind, str | None, bool]]) -> None:
+    def _wait(self, pending: list[_Pending]) -> None:
         while pending:
             still: list[KubeObject] = []
-            for key, (kind, uid, ours) in list(pending.items()):
-                live = self._read(kind, key[1], key[2])
+            for item in list(pending):
+                live = item.read()
                 if live is None:
-                    del pending[key]
-                    self._say("gone", KubeObject(kind.kind, key[1], key[2]))
+                    pending.remove(item)
+                    self._say("gone", replace(item.obj, finalizers=()))
                     continue
-                if ours and _uid(live) != uid and not (live.get("metadata") or {}).get("deletionTimestamp"):
+                deleting = (live.get("metadata") or {}).get("deletionTimestamp")
+                if item.delete is not None and _uid(live) != item.uid and not deleting:
                     # Made again after the delete (by a reconcile that began before the suspend): again.
-                    self._delete(kind, key[1], key[2])
-                    pending[key] = (kind, _uid(live), ours)
-                still.append(_described(kind, live))
+                    item.delete()
+                    item.uid = _uid(live)
+                still.append(_described(item.obj.kind, live))
             if not pending:
                 return
             left = self._deadline - time.monotonic()
             if left <= 0:
-                raise _TimedOut(still)
+                raise _TimedOut(still, self._holding(still))
             time.sleep(min(_POLL_SECONDS, left))
+
+    def _holding(self, remaining: list[KubeObject]) -> dict[KubeObject, list[str]]:
+        """For each claim still kept because a pod mounts it: that pod, and what keeps the pod."""
+        kept = [o for o in remaining if o.kind == _CLAIM.kind and _MOUNTED in o.finalizers]
+        claims = [{"metadata": {"namespace": o.namespace, "name": o.name}} for o in kept]
+        held: dict[KubeObject, list[str]] = {}
+        for workload, pod, mounted in self._mounting(claims):
+            owner = "" if workload.described == pod else f" of {workload.described}"
+            for claim in kept:
+                if claim.namespace == pod.namespace and claim.name in mounted:
+                    held.setdefault(claim, []).append(f"{pod}{owner}")
+        return held
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -374,13 +619,13 @@ def drain_clusters(
                     suspended += drainer.flux(planned=planned)
                     for kinds in _GROUPS:
                         if planned:
-                            deleted += [_described(kind, obj) for kind, obj in drainer.targets(kinds)]
+                            deleted += drainer.planned(kinds)
                         else:
                             deleted += drainer.remove(kinds)
             except _Relayed as relayed:
                 raise relayed.error from None
             except _TimedOut as timed_out:
-                raise _timeout_error(stack, timeout, timed_out.remaining) from None
+                raise _timeout_error(stack, timeout, timed_out.remaining, timed_out.held) from None
             except Exception as exc:  # any failure to reach or work the cluster stops the destroy
                 said = [why(exc, secrets), *(f"the client said: {why(m, secrets)}" for m in logged)]
                 raise DrainError(
@@ -392,16 +637,42 @@ def drain_clusters(
     return DrainResult(suspended=tuple(suspended), deleted=tuple(deleted), planned=planned)
 
 
-def _timeout_error(stack: str, timeout: float, remaining: list[KubeObject]) -> DrainError:
-    listed = "; ".join(f"{obj} (finalizers: {', '.join(obj.finalizers) or 'none'})" for obj in remaining)
+_KEEPERS = (
+    (_MOUNTED, "Kubernetes keeps a claim while a pod mounts it"),
+    ("kubernetes.io/pv-protection", "Kubernetes keeps a volume while a claim is bound to it"),
+    ("karpenter.sh/termination", "Karpenter lets a NodeClaim go once it has terminated its EC2 instance"),
+    (
+        "karpenter.k8s.aws/termination",
+        "Karpenter lets an EC2NodeClass go once it has deleted its instance profile",
+    ),
+)
+"""Finalizers whose holder is not one of the AWS controllers the drain exists for, and what they wait for."""
+
+
+def _timeout_error(
+    stack: str, timeout: float, remaining: list[KubeObject], held: dict[KubeObject, list[str]]
+) -> DrainError:
+    def listed(obj: KubeObject) -> str:
+        mounted = f"; mounted by {', '.join(held[obj])}" if held.get(obj) else ""
+        return f"{obj} (finalizers: {', '.join(obj.finalizers) or 'none'}{mounted})"
+
+    finalizers = {f for obj in remaining for f in obj.finalizers}
+    why = [words for finalizer, words in _KEEPERS if finalizer in finalizers]
+    if any(obj.kind == _POD.kind for obj in remaining):
+        why.append("a pod goes once its node's kubelet has stopped it")
+    if finalizers - {finalizer for finalizer, _ in _KEEPERS}:
+        why.append(
+            "the other finalizers belong to the controllers that delete what the objects made in AWS "
+            "(the AWS Load Balancer Controller, the EBS CSI driver)"
+        )
+    said = "; ".join(why) or "their controllers let them go"
     count = len(remaining)
     return DrainError(
         f"the drain of stack {stack!r} ran out of its {format_duration(timedelta(seconds=timeout))} with "
-        f"{count} object{'s' if count != 1 else ''} still there: {listed}. Nothing was destroyed: the "
-        "stack's resources are untouched, and Flux stays suspended. Their finalizers belong to the "
-        "controllers that delete what the objects made in AWS (the AWS Load Balancer Controller, the EBS CSI "
-        "driver), which must be running; run destroy again to go on, with a longer --drain-timeout if they "
-        "are only slow",
+        f"{count} object{'s' if count != 1 else ''} still there: {'; '.join(map(listed, remaining))}. "
+        "Nothing was destroyed: the stack's resources are untouched, and Flux stays suspended. "
+        f"{said[0].upper()}{said[1:]}: what holds them must be running; run destroy again to go on, with a "
+        "longer --drain-timeout if it is only slow",
         stack=stack,
         remaining=remaining,
     )

@@ -3,10 +3,12 @@
 The cluster is a dynamic-provider stand-in for the EKS cluster, which cannot run here: its kubeconfig is
 its output, so the Kubernetes provider takes it from a resource of the stack, as ``EksCluster``'s does,
 and the stack owns the cluster. Its delete is logged, so a test sees it go after the drain. On it, our
-``FluxBootstrap`` (Flux installed outside the stack) syncs the fleet path the test fills. With
-``configMaps: N`` it also holds N ConfigMaps of its own, for the bench's stacks of a given size.
+``FluxBootstrap`` (Flux installed outside the stack) syncs the fleet path the test fills, with the
+Kustomization health checks ``healthChecks`` lists (JSON). With ``configMaps: N`` it also holds N
+ConfigMaps of its own, for the bench's stacks of a given size.
 """
 
+import json
 import pathlib
 
 import pulumi
@@ -57,6 +59,7 @@ FluxBootstrap(
             git_interval="1h",
             interval="1h",
             retry_interval="10s",
+            health_checks=json.loads(config.get("healthChecks") or "[]"),
         ),
         install=None,
     ),
