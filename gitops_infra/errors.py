@@ -21,6 +21,7 @@ caller (and the CLI) can catch one type and print ``ErrorType: message`` without
     ├── CheckpointError        the stack's state file cannot be read (a full disk cut it short)
     ├── CommitNotFoundError    a rollback target does not resolve to a commit with a Pulumi project
     └── OperationFailedError   the engine ran and the operation failed; carries the engine's message
+        │                      (and, for a destroy, what the sweep found left behind)
         └── PolicyViolationError   a mandatory policy blocked it; carries each violation
 
 Context rides on the exception as attributes (the stack, the key paths, the commit), never only in the
@@ -31,7 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .automation.results import SweepResult
 
 __all__ = [
     "ArgumentError",
@@ -210,6 +214,11 @@ class OperationFailedError(GitOpsInfraError):
     ``not_ready`` says, for each object the update waited for in vain (a Flux GitRepository or
     Kustomization), why in its controller's words: ``"Kustomization flux-system/flux-system is not Ready
     (ArtifactFailed): kustomization path not found: ..."``. The message leads with them.
+
+    ``sweeps``, for a failed destroy, is the sweep of each EKS cluster the stack had before it
+    (``SweepResult``): a destroy fails when AWS still holds what its controllers made (the VPC's delete
+    refused for a leftover ENI), so that is when the findings matter most. Empty for another operation,
+    and for a destroy stopped by a signal, which is not kept waiting on AWS.
     """
 
     def __init__(
@@ -225,6 +234,7 @@ class OperationFailedError(GitOpsInfraError):
         self.operation = operation
         self.engine_message = engine_message
         self.not_ready = tuple(not_ready)
+        self.sweeps: tuple[SweepResult, ...] = ()
         super().__init__(message)
 
 

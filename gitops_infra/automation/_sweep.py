@@ -43,12 +43,19 @@ longer write.
 
 What is reported is what the Tagging API lists. It can lag: a resource deleted a minute ago may still be
 listed, so a later sweep confirms an orphan. And a region's listing holds no global resources (IAM).
+
+Which account: the Tagging API lists the account of the credentials it is called with, so the sweep
+reaches the account as the stack's AWS provider does: the same profile, then each role of its
+``aws:assumeRoles`` chain in turn (role, external ID, session name). It then asks STS which account it
+is in, reports it, and where the cluster's ARN names another account, lists nothing and says it could
+not look: an empty listing of the wrong account would read as "clean".
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError
@@ -58,7 +65,7 @@ from .results import Orphan, SweepResult
 if TYPE_CHECKING:
     import boto3
 
-__all__ = ["sweep"]
+__all__ = ["AssumedRole", "sweep"]
 
 # A sweep is a report after the work is done: it must end soon, and say why when it cannot look.
 _CONNECT_TIMEOUT = 5
@@ -66,6 +73,10 @@ _READ_TIMEOUT = 30
 _MAX_ATTEMPTS = 3
 _PAGE_SIZE = 100  # the API's maximum: fewer round trips for an account with many tagged resources
 _MAX_MESSAGE = 300
+# STS's shortest session: the sweep's few calls need no more, and its credentials should not outlive it.
+_ROLE_SECONDS = 900
+_SESSION_NAME = "gitops-infra-sweep"
+"""The session name of a role with no ``sessionName`` (AWS requires one; the provider makes one up too)."""
 
 # Error codes by which AWS refuses the caller's identity itself, rather than what it may do.
 _REJECTED_CREDENTIALS = frozenset(
@@ -105,22 +116,38 @@ def _tag_filters(cluster: str) -> tuple[TagFilter, ...]:
     )
 
 
+@dataclass(frozen=True)
+class AssumedRole:
+    """One role of the AWS provider's ``aws:assumeRoles`` chain, as the sweep assumes it."""
+
+    role_arn: str
+    external_id: str | None = field(default=None, repr=False)
+    """Never shown: a trust policy's shared value, which the holder of a role ARN must not learn."""
+    session_name: str | None = None
+
+
 def sweep(
     cluster: str,
     region: str,
     *,
     profile: str | None = None,
     session: boto3.session.Session | None = None,
+    roles: Sequence[AssumedRole] = (),
+    account: str | None = None,
+    sts_region: str | None = None,
 ) -> SweepResult:
     """List what AWS still holds tagged for ``cluster`` in ``region``: the resources its controllers made.
 
     Credentials are found as for ``pulumi up``: the named AWS ``profile`` (the stack's ``aws:profile``),
-    else the environment's. ``session`` is one the caller has already set up (a destroy that has resolved
-    the stack's credentials, a test); give it or ``profile``, not both.
+    else the environment's, then each of ``roles`` assumed in turn through STS (in ``sts_region``, else
+    ``region``), as the provider's ``aws:assumeRoles`` chain does. ``session`` is one the caller has
+    already set up (a test); give it or ``profile``, not both. The result names the account listed;
+    where ``account`` (the cluster's, from its ARN) is another, nothing is listed and the result's
+    ``error`` says the sweep could not look.
 
-    Never raises for AWS: a failure to look (no credentials, an unknown profile, access denied, no
-    network) is the result's ``error``, one line that says what to do. Raises ``ArgumentError`` for an
-    empty ``cluster`` or ``region``.
+    Never raises for AWS: a failure to look (no credentials, an unknown profile, a role that cannot be
+    assumed, access denied, no network) is the result's ``error``, one line that says what to do, with no
+    credential or external ID in it. Raises ``ArgumentError`` for an empty ``cluster`` or ``region``.
     """
     if not cluster or not cluster.strip():
         raise ArgumentError("sweep needs the name of the cluster whose leftovers to list, got an empty one")
@@ -135,7 +162,7 @@ def sweep(
     import boto3.session
     from boto3.exceptions import Boto3Error
     from botocore.config import Config
-    from botocore.exceptions import BotoCoreError, ClientError
+    from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
     config = Config(
         connect_timeout=_CONNECT_TIMEOUT,
@@ -150,21 +177,102 @@ def sweep(
         if session is not None
         else "AWS_PROFILE or the environment"
     )
+    hidden = tuple(role.external_id for role in roles if role.external_id)
+    sts_region = sts_region or region
+    link: int | None = None  # the role of the chain being assumed, for an error's words
+    swept: str | None = None
     try:
         if session is None:
             session = boto3.session.Session(profile_name=profile, region_name=region)
+        for index, role in enumerate(roles):
+            link = index
+            session = _assumed(session, role, region=sts_region, config=config)
+        link = None
+        identity = session.client("sts", region_name=sts_region, config=config).get_caller_identity()
+        swept = str(identity["Account"])
+        if account is not None and swept != account:
+            error = _elsewhere(account, swept, source=source, roles=roles)
+            return SweepResult(cluster=cluster, region=region, account=swept, error=_one_line(error, hidden))
         client = session.client("resourcegroupstaggingapi", region_name=region, config=config)
-        found: dict[str, Orphan] = {}
-        for tag_filter in _tag_filters(cluster):
-            matched = ",".join(f"{key}={value}" for key, value in tag_filter)
-            for mapping in _resources(client, tag_filter):
-                arn = mapping.get("ResourceARN")
-                if isinstance(arn, str) and arn and arn not in found:
-                    found[arn] = Orphan(arn=arn, type=_arn_type(arn), tags=_tags(mapping), matched=matched)
+        orphans = _orphans(client, cluster)
     except (BotoCoreError, ClientError, Boto3Error) as exc:
-        error = _explain(exc, region=region, profile=profile, source=source)
-        return SweepResult(cluster=cluster, region=region, error=error)
-    return SweepResult(cluster=cluster, region=region, orphans=tuple(found[arn] for arn in sorted(found)))
+        refused = isinstance(exc, ParamValidationError) or (
+            isinstance(exc, ClientError) and _code(exc) not in _REJECTED_CREDENTIALS
+        )
+        if link is not None and refused:
+            text = _refused_role(exc, link, roles=roles, source=source)
+        else:
+            listing = swept is not None
+            where = region if listing else sts_region
+            text = _explain(exc, region=where, profile=profile, source=source, listing=listing)
+        return SweepResult(cluster=cluster, region=region, account=swept, error=_one_line(text, hidden))
+    return SweepResult(cluster=cluster, region=region, account=swept, orphans=orphans)
+
+
+def _orphans(client: Any, cluster: str) -> tuple[Orphan, ...]:
+    """Every resource a query of :func:`_tag_filters` lists, once, sorted by ARN."""
+    found: dict[str, Orphan] = {}
+    for tag_filter in _tag_filters(cluster):
+        matched = ",".join(f"{key}={value}" for key, value in tag_filter)
+        for mapping in _resources(client, tag_filter):
+            arn = mapping.get("ResourceARN")
+            if isinstance(arn, str) and arn and arn not in found:
+                found[arn] = Orphan(arn=arn, type=_arn_type(arn), tags=_tags(mapping), matched=matched)
+    return tuple(found[arn] for arn in sorted(found))
+
+
+def _assumed(
+    session: boto3.session.Session, role: AssumedRole, *, region: str, config: Any
+) -> boto3.session.Session:
+    """A session with the credentials of ``role``, assumed with those of ``session`` (one link of a
+    chain, as ``aws:assumeRoles`` assumes each role with the credentials of the one before)."""
+    import boto3.session
+
+    extra = {"ExternalId": role.external_id} if role.external_id else {}
+    answer = session.client("sts", region_name=region, config=config).assume_role(
+        RoleArn=role.role_arn,
+        RoleSessionName=role.session_name or _SESSION_NAME,
+        DurationSeconds=_ROLE_SECONDS,
+        **extra,
+    )
+    credentials = answer["Credentials"]
+    return boto3.session.Session(
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+        region_name=session.region_name,
+    )
+
+
+def _elsewhere(account: str, swept: str, *, source: str, roles: Sequence[AssumedRole]) -> str:
+    """Why the sweep did not list: its credentials reach another account than the cluster's."""
+    reached = f"{source}, as role {roles[-1].role_arn}," if roles else source
+    return (
+        f"the cluster is in AWS account {account} (its ARN), but the credentials of {reached} are for "
+        f"account {swept}: nothing was listed; sweep with the stack's own AWS credentials (aws:profile, "
+        "aws:assumeRoles)"
+    )
+
+
+def _refused_role(exc: Exception, link: int, *, roles: Sequence[AssumedRole], source: str) -> str:
+    """Why role ``link`` of the chain could not be assumed, naming the identity that asked for it."""
+    role = roles[link]
+    if hasattr(exc, "response"):  # AWS's refusal
+        message = (exc.response.get("Error") or {}).get("Message")
+        detail = f"{_code(exc)}: {message}" if message else _code(exc)
+    else:  # botocore's own check of the parameters (a session name too short)
+        detail = f"{type(exc).__name__}: {exc}"
+    asker = f"role {roles[link - 1].role_arn}" if link else f"the credentials of {source}"
+    external = " with the external ID given" if role.external_id else ""
+    return (
+        f"could not assume role {role.role_arn} ({detail}): its trust policy must let {asker} assume it"
+        f"{external}, and that identity needs sts:AssumeRole on it"
+    )
+
+
+def _code(exc: Any) -> str:
+    """The error code of AWS's answer (a ``ClientError``)."""
+    return str((exc.response.get("Error") or {}).get("Code") or "error")
 
 
 def _resources(client: Any, tag_filter: TagFilter) -> Iterable[Mapping[str, Any]]:
@@ -195,10 +303,11 @@ def _arn_type(arn: str) -> str:
     return f"{service}:{kind.group(1)}" if kind else service
 
 
-def _explain(exc: Exception, *, region: str, profile: str | None, source: str) -> str:
-    """One line for a failure to look: what failed, and what to do about it.
+def _explain(exc: Exception, *, region: str, profile: str | None, source: str, listing: bool = True) -> str:
+    """What failed, and what to do about it.
 
-    ``source`` names where the credentials came from, for the messages that blame them.
+    ``source`` names where the credentials came from, for the messages that blame them; ``listing`` is
+    False while the sweep still asks STS (a role, the account), before the Tagging API.
     """
     from botocore.exceptions import (
         ClientError,
@@ -237,6 +346,8 @@ def _explain(exc: Exception, *, region: str, profile: str | None, source: str) -
         detail = f"{code}: {error.get('Message')}" if error.get("Message") else code
         if code in _REJECTED_CREDENTIALS:
             text = f"AWS rejected the credentials of {source} ({detail}): refresh them, then sweep again"
+        elif not listing:
+            text = f"AWS STS could not tell which account the credentials of {source} are for ({detail})"
         elif code in _DENIED:
             text = (
                 f"not allowed to list tagged resources in {region} ({detail}): grant tag:GetResources "
@@ -245,16 +356,20 @@ def _explain(exc: Exception, *, region: str, profile: str | None, source: str) -
         else:
             text = f"the Resource Groups Tagging API failed in {region} ({detail})"
     elif isinstance(exc, ConnectionError | HTTPClientError):
+        api = "the Resource Groups Tagging API" if listing else "AWS STS"
         text = (
-            f"could not reach the Resource Groups Tagging API in {region} ({exc}): check the network, "
-            "a proxy (HTTPS_PROXY), and the region's name"
+            f"could not reach {api} in {region} ({exc}): check the network, a proxy (HTTPS_PROXY), and "
+            "the region's name"
         )
     else:
         text = f"the sweep could not list tagged resources in {region}: {type(exc).__name__}: {exc}"
-    return _one_line(text)
+    return text
 
 
-def _one_line(text: str) -> str:
-    """``text`` on one line of bounded length, with anything that looks like a credential masked."""
+def _one_line(text: str, hidden: Sequence[str] = ()) -> str:
+    """``text`` on one line of bounded length, with each of ``hidden`` (external IDs) and anything that
+    looks like a credential masked."""
+    for secret in sorted(hidden, key=len, reverse=True):
+        text = text.replace(secret, SECRET)
     line = _CREDENTIAL_LIKE.sub(SECRET, " ".join(text.split()))
     return line if len(line) <= _MAX_MESSAGE else line[: _MAX_MESSAGE - 1] + "…"

@@ -169,7 +169,10 @@ class SweepResult:
     region: str
     orphans: tuple[Orphan, ...] = ()
     error: str | None = None
-    """Why the sweep could not look (no credentials, access denied): then nothing is known."""
+    """Why the sweep could not look (no credentials, access denied, a role that cannot be assumed, the
+    cluster in another account than the credentials'): then nothing is known."""
+    account: str | None = None
+    """The AWS account the sweep read, as STS named it; ``None`` when it got no answer that far."""
 
     @property
     def clean(self) -> bool:

@@ -4,8 +4,8 @@ The stack itself, its config and its history stay, as with ``pulumi destroy``: a
 again, and ``history`` shows the destroy with the commit it ran from.
 
 A stack that made its cluster is drained first (``_drain``: what Flux applied that made AWS resources
-goes while the controllers that delete them still run), and swept after (``_sweep``: what AWS still
-holds tagged for the cluster is reported, never deleted).
+goes while the controllers that delete them still run), and swept after, whether the destroy succeeded
+or failed (``_sweep``: what AWS still holds tagged for the cluster is reported, never deleted).
 """
 
 from __future__ import annotations
@@ -20,16 +20,18 @@ from typing import Any, Literal, NamedTuple, overload
 from pulumi import automation as auto
 
 from ..checks import PROD_ENVIRONMENTS
-from ..errors import ArgumentError, ConfirmationRequiredError
+from ..errors import ArgumentError, ConfirmationRequiredError, OperationFailedError
 from ._drain import DEFAULT_DRAIN_TIMEOUT, DrainCallback, drain_clusters, owned_clusters
 from ._engine import EngineEvents, locked_error, run_engine
 from ._kube import decrypted_state, plain
 from ._stack_files import read_mapping
 from ._streamed import message_flags, run_command
+from ._sweep import AssumedRole, sweep  # boto3 itself loads only when a sweep runs
 from ._target import StackTarget
 from ._work import preview_work, recorded
 from .options import StackOptions
 from .results import DestroyPreview, DestroyResult, DrainResult, SweepResult
+from .signals import interrupted
 
 __all__ = ["DEFAULT_DRAIN_TIMEOUT", "destroy", "prod_environment"]
 
@@ -109,6 +111,13 @@ class _Made(NamedTuple):
     name: str
     region: str
     profile: str | None
+    account: str | None = None
+    """The account in the cluster's ARN: the one the sweep must read."""
+    roles: tuple[AssumedRole, ...] = ()
+    """The provider's ``aws:assumeRoles`` chain, in order."""
+    sts_region: str | None = None
+    unreadable: str | None = None
+    """Why the provider's role chain cannot be read: then the sweep cannot look."""
 
 
 def _eks_clusters(deployment: Mapping[str, Any]) -> tuple[_Made, ...]:
@@ -121,12 +130,66 @@ def _eks_clusters(deployment: Mapping[str, Any]) -> tuple[_Made, ...]:
         provider = resources.get(str(resource.get("provider") or "").rpartition("::")[0]) or {}
         settings = plain(provider.get("inputs")) or {}
         name, arn = plain(outputs.get("name")), plain(outputs.get("arn"))
-        region = arn.split(":")[3] if isinstance(arn, str) and arn.count(":") >= 5 else None
-        region = region or plain(settings.get("region"))
-        profile = plain(settings.get("profile"))
+        parts = arn.split(":") if isinstance(arn, str) and arn.count(":") >= 5 else None
+        region = (parts[3] if parts else None) or plain(settings.get("region"))
+        profile, sts_region = plain(settings.get("profile")), plain(settings.get("stsRegion"))
+        roles, unreadable = _role_chain(settings)
         if isinstance(name, str) and name and isinstance(region, str) and region:
-            found.append(_Made(name, region, profile if isinstance(profile, str) and profile else None))
+            found.append(
+                _Made(
+                    name,
+                    region,
+                    profile if isinstance(profile, str) and profile else None,
+                    account=(parts[4] if parts else None) or None,
+                    roles=roles,
+                    sts_region=sts_region if isinstance(sts_region, str) and sts_region else None,
+                    unreadable=unreadable,
+                )
+            )
     return tuple(dict.fromkeys(found))
+
+
+_ROLE_KEYS = (("roleArn", "role_arn"), ("externalId", "external_id"), ("sessionName", "session_name"))
+"""Each field of a role as the state may spell it: a stack's config and the SDKs' input classes write
+the Pulumi name, a Python program's plain dict (``ProviderAssumeRoleArgsDict``) the snake_case one."""
+
+
+def _role_chain(settings: Mapping[str, Any]) -> tuple[tuple[AssumedRole, ...], str | None]:
+    """The roles the AWS provider assumes, in order, and why they cannot be read (or ``None``).
+
+    pulumi-aws v7 takes ``assumeRoles``, a list; v6 took one ``assumeRole``. Both reach the state as the
+    JSON text that the SDKs make of an object input (``pulumi.runtime.to_json`` in pulumi_aws's
+    ``Provider``) and that a stack's ``aws:assumeRoles`` config is passed as (see ``_ROLE_KEYS``). A
+    chain that cannot be read is not skipped: the sweep would read the runner's own account and find it
+    "clean".
+    """
+    key = "assumeRoles" if settings.get("assumeRoles") is not None else "assumeRole"
+    value = plain(settings.get(key))
+    if value is None or value == "":
+        return (), None
+    problem = f"the AWS provider's {key} cannot be read: a list of roles, each with roleArn, was expected"
+    try:
+        value = plain(json.loads(value)) if isinstance(value, str) else value
+    except ValueError:
+        return (), problem
+    entries = [value] if isinstance(value, Mapping) else value
+    if not isinstance(entries, list):
+        return (), problem
+    roles = []
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            return (), problem
+        arn, external_id, session_name = (
+            plain(entry[name] if name in entry else entry.get(snake)) for name, snake in _ROLE_KEYS
+        )
+        # An entry with no role ARN is refused by the provider too (terraform-provider-aws's
+        # expandAssumeRole: role_arn is required), so none is skipped here.
+        if not (isinstance(arn, str) and arn) or not all(
+            v is None or isinstance(v, str) for v in (external_id, session_name)
+        ):
+            return (), problem
+        roles.append(AssumedRole(arn, external_id or None, session_name or None))
+    return tuple(roles), None
 
 
 def _cluster_state(target: StackTarget) -> Mapping[str, Any]:
@@ -237,8 +300,11 @@ def destroy(
     deleted and gone, so that the controllers that made AWS resources for them delete those. When the
     drain cannot finish, ``DrainError`` names what is left and nothing is destroyed. ``drain=False``
     skips it (the result says so). ``on_drain`` is called as each object is suspended, deleted and gone.
-    After the destroy, each EKS cluster the stack made is swept: the AWS resources still tagged for it
-    are the result's ``sweeps`` (reported, never deleted). A preview shows the drain's plan.
+    After the destroy, each EKS cluster the stack made is swept, in its account (as the stack's AWS
+    provider reaches it: ``aws:profile``, then its ``aws:assumeRoles`` chain): the AWS resources still
+    tagged for it are the result's ``sweeps`` (reported, never deleted). A destroy that fails is swept
+    too: ``OperationFailedError.sweeps`` (not after SIGINT or SIGTERM under ``cancel_on_signals``). A
+    preview shows the drain's plan.
 
     Example::
 
@@ -280,13 +346,30 @@ def destroy(
         streamed = run_command(pulumi_stack, events, "destroy", *message_flags(message))
         return recorded(DestroyResult, target, pulumi_stack, streamed)
 
-    result = run_engine(target, "destroy", work)
-    return replace(result, drain=drained, sweeps=_swept(_eks_clusters(deployment)))
+    clusters = _eks_clusters(deployment)
+    try:
+        result = run_engine(target, "destroy", work)
+    except OperationFailedError as exc:
+        # A destroy fails where the sweep matters most: AWS refused a delete (the VPC's) for something a
+        # controller made. After a signal the process was asked to stop: it does not wait on AWS then.
+        if interrupted() is None:
+            exc.sweeps = _swept(clusters)
+        raise
+    return replace(result, drain=drained, sweeps=_swept(clusters))
 
 
 def _swept(clusters: tuple[_Made, ...]) -> tuple[SweepResult, ...]:
-    if not clusters:
-        return ()
-    from ._sweep import sweep  # boto3 is paid for only by a stack that made an EKS cluster
-
-    return tuple(sweep(c.name, c.region, profile=c.profile) for c in clusters)
+    """Each cluster's sweep, in its account as the stack's AWS provider reaches it."""
+    return tuple(
+        SweepResult(c.name, c.region, error=c.unreadable)
+        if c.unreadable is not None
+        else sweep(
+            c.name,
+            c.region,
+            profile=c.profile,
+            roles=c.roles,
+            account=c.account,
+            sts_region=c.sts_region,
+        )
+        for c in clusters
+    )

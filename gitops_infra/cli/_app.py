@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, overload
 import click
 
 from .. import automation
-from ..errors import GitOpsInfraError, StackNameError
+from ..errors import GitOpsInfraError, OperationFailedError, StackNameError
 from ..policy import POLICY_PACK
 from ._group import EXIT_ERROR, EXIT_OK, EXIT_PENDING, CliError, echo, main
 from ._markdown import to_markdown
@@ -297,7 +297,9 @@ def command(
                     code = interruption.exit_code
             except GitOpsInfraError as exc:
                 code = interruption.exit_code if interruption.signum else EXIT_ERROR
-                raise CliError(type(exc).__name__, str(exc), code, subject=_subject(invocation)) from exc
+                raise CliError(
+                    type(exc).__name__, str(exc), code, subject=_subject(invocation), details=_details(exc)
+                ) from exc
             except KeyboardInterrupt:
                 code = interruption.exit_code if interruption.signum else 128 + signal.SIGINT
                 raise CliError("Interrupted", "stopped before it finished", code) from None
@@ -322,6 +324,16 @@ def command(
     if not stack:
         return functools.wraps(wrapper)(lambda **kwargs: wrapper(stack=None, **kwargs))
     return click.argument("stack", required=stack_required, callback=checked_stack)(wrapper)
+
+
+def _details(exc: GitOpsInfraError) -> dict[str, Any]:
+    """What ``exc`` carries for the JSON error document beside its message: a failed destroy's sweeps,
+    keyed as in a destroy's result."""
+    if not (isinstance(exc, OperationFailedError) and exc.sweeps):
+        return {}
+    from ..automation.results import to_jsonable
+
+    return {"sweeps": to_jsonable(exc.sweeps)}
 
 
 def _subject(invocation: Invocation) -> dict[str, str]:

@@ -36,7 +36,13 @@ class CliError(click.ClickException):
     """A failure the CLI reports as ``<kind>: <message>`` on stderr (and as JSON with ``--json``)."""
 
     def __init__(
-        self, kind: str, message: str, exit_code: int = EXIT_ERROR, *, subject: dict[str, str] | None = None
+        self,
+        kind: str,
+        message: str,
+        exit_code: int = EXIT_ERROR,
+        *,
+        subject: dict[str, str] | None = None,
+        details: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -44,6 +50,9 @@ class CliError(click.ClickException):
         self.subject = subject or {}
         """The stack (and its project) the command was about, for the JSON error document: a fleet
         report (``fleet report``) files a failed matrix job's error under its stack."""
+        self.details = details or {}
+        """What the error carries beside its message, JSON-ready, for the JSON error document: a failed
+        destroy's ``sweeps``."""
 
 
 class _Output:
@@ -92,12 +101,19 @@ def _wants_json(args: list[str]) -> bool:
     return "--json" in options
 
 
-def report_failure(kind: str, message: str, *, as_json: bool, subject: dict[str, str] | None = None) -> None:
+def report_failure(
+    kind: str,
+    message: str,
+    *,
+    as_json: bool,
+    subject: dict[str, str] | None = None,
+    details: dict[str, Any] | None = None,
+) -> None:
     """The one place a failure is written: ``kind: message`` on stderr, and the JSON document."""
     if as_json:
         import json
 
-        document = {"error": {"type": kind, "message": message}, **(subject or {})}
+        document = {"error": {"type": kind, "message": message}, **(subject or {}), **(details or {})}
         echo(json.dumps(document, indent=2, sort_keys=True))
     echo(f"{kind}: {message}", err=True)
 
@@ -245,7 +261,9 @@ class _Cli(click.Group):
         except KeyboardInterrupt as exc:  # a signal outside a command's own handling (before, between)
             _interrupted(exc, as_json=as_json)
         except CliError as exc:
-            report_failure(exc.kind, exc.format_message(), as_json=as_json, subject=exc.subject)
+            report_failure(
+                exc.kind, exc.format_message(), as_json=as_json, subject=exc.subject, details=exc.details
+            )
             sys.exit(exc.exit_code)
         except _HELP_INSTEAD as exc:  # `gitops-infra` alone: the help, as before click 8.2
             click.echo(exc.format_message())

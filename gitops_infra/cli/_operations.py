@@ -14,7 +14,7 @@ import click
 
 from .. import automation
 from ..checks import format_duration
-from ..errors import CheckpointError
+from ..errors import CheckpointError, OperationFailedError
 from ._app import (
     EXIT_ERROR,
     EXIT_OK,
@@ -26,6 +26,7 @@ from ._app import (
     checked_stack,
     command,
     create_option,
+    echo,
     fleet_command,
     formats,
     lock_wait_option,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DrainPrinter",
     "destroy_markdown",
+    "failed_destroy_markdown",
     "fleet_preview_markdown",
     "preview_markdown",
     "print_fleet_preview",
@@ -320,7 +322,8 @@ def print_teardown(
             for obj in drain.deleted:
                 out.print(f"  {verb[1]:<13} {obj}")
     for sweep in sweeps:
-        where = f"cluster {sweep.cluster} in {sweep.region}"
+        account = f" (account {sweep.account})" if sweep.account else ""
+        where = f"cluster {sweep.cluster} in {sweep.region}{account}"
         if sweep.error is not None:
             out.print(f"Sweep of {where}: could not look: {sweep.error}", style="red")
         elif not sweep.orphans:
@@ -425,7 +428,9 @@ def destroy(
     A stack that made its cluster is drained first: Flux suspended, then its Ingresses and Gateways,
     LoadBalancer Services and PersistentVolumeClaims deleted and gone, so that the AWS controllers delete
     what they made for them. After the destroy, the AWS resources still tagged for the cluster are listed
-    as orphans: exit 2 when there are any (or the sweep could not look).
+    as orphans: exit 2 when there are any (or the sweep could not look). The sweep reads the cluster's
+    account as the stack's AWS provider reaches it (aws:profile, then aws:assumeRoles). A destroy that
+    fails is swept too: its findings come with the error (exit 1).
     """
     progress = not preview_only and not (invocation.json or invocation.markdown)
     options = invocation.options(lock_wait=lock_wait, progress=progress)
@@ -450,18 +455,32 @@ def destroy(
     if no_drain:
         invocation.warn("--no-drain: the cluster is not drained; AWS resources its objects made may be left")
     on_drain = DrainPrinter(invocation.console) if progress else None
-    with invocation.activity("Destroying"):
-        result = automation.destroy(
-            invocation.stack,
-            options=options,
-            message=message,
-            confirm=confirm_name,
-            drain=not no_drain,
-            drain_timeout=timeout,
-            on_drain=on_drain,
-        )
+    try:
+        with invocation.activity("Destroying"):
+            result = automation.destroy(
+                invocation.stack,
+                options=options,
+                message=message,
+                confirm=confirm_name,
+                drain=not no_drain,
+                drain_timeout=timeout,
+                on_drain=on_drain,
+            )
+    except OperationFailedError as exc:
+        if exc.sweeps:  # the error itself follows, from the error boundary (with them in --json's)
+            _failed_destroy(invocation, exc)
+        raise
     invocation.emit(result, lambda out: print_update(out, "Destroyed", result))
     return EXIT_OK if result.clean else EXIT_PENDING
+
+
+def _failed_destroy(invocation: Invocation, exc: OperationFailedError) -> None:
+    """What the sweep found after a destroy that failed: text, or the Markdown of a job summary."""
+    if invocation.markdown:
+        invocation.stdout_closed = not echo(failed_destroy_markdown(exc), nl=False)
+    elif not invocation.json:
+        invocation.console.print(f"Destroy of {invocation.stack} failed; the sweep after it:")
+        print_teardown(invocation.console, None, exc.sweeps)
 
 
 class DrainPrinter:
@@ -553,6 +572,13 @@ def destroy_markdown(result: automation.DestroyResult) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def failed_destroy_markdown(exc: OperationFailedError) -> str:
+    """A failed destroy as Markdown: the error, then what each sweep found left behind."""
+    lines = [f"### Destroy of {code(exc.stack)} failed", "", code(f"{type(exc).__name__}: {exc}"), ""]
+    lines += teardown_markdown(None, exc.sweeps)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 def teardown_markdown(
     drain: automation.DrainResult | None, sweeps: tuple[automation.SweepResult, ...] = ()
 ) -> list[str]:
@@ -570,7 +596,8 @@ def teardown_markdown(
         lines += table(["step", "kind", "namespace", "name"], rows) if rows else ["Nothing to drain."]
         lines.append("")
     for sweep in sweeps:
-        where = f"{code(sweep.cluster)} in {code(sweep.region)}"
+        account = f" (account {code(sweep.account)})" if sweep.account else ""
+        where = f"{code(sweep.cluster)} in {code(sweep.region)}{account}"
         if sweep.error is not None:
             lines += [f"#### Sweep of {where}: could not look", "", cell(sweep.error), ""]
         elif not sweep.orphans:

@@ -28,7 +28,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import EndpointConnectionError
 from moto import mock_aws
 
-from gitops_infra.automation._sweep import sweep
+from gitops_infra.automation._sweep import AssumedRole, sweep
 from gitops_infra.automation.results import SweepResult
 from gitops_infra.errors import ArgumentError
 
@@ -37,6 +37,7 @@ ELSEWHERE = "eu-central-1"
 OURS = "dev"
 OTHER = "dev-2"  # our name is a prefix of it: a match on a prefix would find its resources too
 TAGGING = "resource-groups-tagging-api"
+RUNNER = "123456789012"  # moto's account for credentials it did not issue: the runner's own
 # Made per run, shaped as AWS's are: no key material is kept in the repository, not even a fake one.
 ACCESS_KEY = "AKIA" + "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(16))
 SECRET_KEY = "".join(secrets.choice(string.ascii_letters + string.digits + "/+") for _ in range(40))
@@ -84,18 +85,24 @@ def _tags(resource_type: str, tags: dict[str, str]) -> list[dict[str, Any]]:
     return [{"ResourceType": resource_type, "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}]
 
 
-def _arn(kind: str, resource_id: str, region: str = REGION) -> str:
-    return f"arn:aws:ec2:{region}:123456789012:{kind}/{resource_id}"
+def _arn(kind: str, resource_id: str, region: str = REGION, account: str = RUNNER) -> str:
+    return f"arn:aws:ec2:{region}:{account}:{kind}/{resource_id}"
 
 
 class Account:
-    """Moto's account, with a VPC of two subnets to put things in, and a maker for each thing."""
+    """Moto's account, with a VPC of two subnets to put things in, and a maker for each thing.
 
-    def __init__(self, region: str = REGION) -> None:
-        self.region = region
-        self.ec2 = boto3.client("ec2", region_name=region)
-        self.elbv2 = boto3.client("elbv2", region_name=region)
-        self.elb = boto3.client("elb", region_name=region)
+    The runner's own account, unless a ``session`` of another account's credentials is given.
+    """
+
+    def __init__(
+        self, region: str = REGION, *, session: boto3.session.Session | None = None, account: str = RUNNER
+    ) -> None:
+        self.region, self.account = region, account
+        made = session or boto3.session.Session()
+        self.ec2 = made.client("ec2", region_name=region)
+        self.elbv2 = made.client("elbv2", region_name=region)
+        self.elb = made.client("elb", region_name=region)
         self.vpc = self.ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
         self.subnets = [self.subnet(f"10.0.{i}.0/24", zone, {}) for i, zone in enumerate("ab")]
 
@@ -112,19 +119,20 @@ class Account:
         made = self.ec2.create_volume(
             AvailabilityZone=self.region + "a", Size=1, TagSpecifications=_tags("volume", tags)
         )
-        return _arn("volume", made["VolumeId"], self.region)
+        return _arn("volume", made["VolumeId"], self.region, self.account)
 
     def eni(self, tags: dict[str, str]) -> str:
         made = self.ec2.create_network_interface(
             SubnetId=self.subnets[0], TagSpecifications=_tags("network-interface", tags)
         )
-        return _arn("network-interface", made["NetworkInterface"]["NetworkInterfaceId"], self.region)
+        eni = made["NetworkInterface"]["NetworkInterfaceId"]
+        return _arn("network-interface", eni, self.region, self.account)
 
     def security_group(self, name: str, tags: dict[str, str]) -> str:
         made = self.ec2.create_security_group(
             GroupName=name, Description=name, VpcId=self.vpc, TagSpecifications=_tags("security-group", tags)
         )
-        return _arn("security-group", made["GroupId"], self.region)
+        return _arn("security-group", made["GroupId"], self.region, self.account)
 
     def alb(self, name: str, tags: dict[str, str]) -> str:
         made = self.elbv2.create_load_balancer(
@@ -149,7 +157,7 @@ class Account:
             Subnets=self.subnets[:1],
             Tags=[{"Key": k, "Value": v} for k, v in tags.items()],
         )
-        return f"arn:aws:elasticloadbalancing:{self.region}:123456789012:loadbalancer/{name}"
+        return f"arn:aws:elasticloadbalancing:{self.region}:{self.account}:loadbalancer/{name}"
 
 
 def _csi_volume(cluster: str) -> dict[str, str]:
@@ -303,9 +311,12 @@ def test_an_unknown_profile_in_the_environment_is_an_error_naming_aws_profile(
     assert "AWS_PROFILE" in error and "gone" in error
 
 
-def _answering(answer: Callable[..., Any]) -> tuple[boto3.session.Session, list[dict[str, Any]]]:
-    """A session whose GetResources calls ``answer`` answers, before a request is signed or sent; and the
-    parameters of each call, as they would have been sent."""
+def _answering(
+    answer: Callable[..., Any], operation: str = f"{TAGGING}.GetResources"
+) -> tuple[boto3.session.Session, list[dict[str, Any]]]:
+    """A session whose ``operation`` calls ``answer`` answers, before a request is signed or sent, and
+    whose STS GetCallerIdentity names moto's default account; and the parameters of each ``operation``
+    call, as they would have been sent."""
     session = boto3.session.Session(
         aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY, region_name=REGION
     )
@@ -315,7 +326,12 @@ def _answering(answer: Callable[..., Any]) -> tuple[boto3.session.Session, list[
         calls.append(params)
         return answer()
 
-    session.events.register(f"before-call.{TAGGING}.GetResources", handler)
+    def identity(**_: Any) -> Any:
+        parsed = {"Account": RUNNER, "ResponseMetadata": {"HTTPStatusCode": 200}}
+        return AWSResponse("https://sts.invalid", 200, {}, None), parsed
+
+    session.events.register(f"before-call.{operation}", handler)
+    session.events.register("before-call.sts.GetCallerIdentity", identity)
     return session, calls
 
 
@@ -410,12 +426,13 @@ def test_the_client_is_bounded(no_aws: None, monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(session, "client", client)
     sweep(OURS, REGION, session=session)
-    [kwargs] = made
-    config = kwargs["config"]
-    assert (config.connect_timeout, config.read_timeout) == (5, 30)
-    # Three attempts in all: botocore's ``max_attempts`` would count retries, one more than it says.
-    assert config.retries == {"total_max_attempts": 3, "mode": "standard"}
-    assert kwargs["region_name"] == REGION
+    assert len(made) == 2  # STS, which names the account, then the Tagging API
+    for kwargs in made:
+        config = kwargs["config"]
+        assert (config.connect_timeout, config.read_timeout) == (5, 30)
+        # Three attempts in all: botocore's ``max_attempts`` would count retries, one more than it says.
+        assert config.retries == {"total_max_attempts": 3, "mode": "standard"}
+        assert kwargs["region_name"] == REGION
 
 
 @pytest.mark.parametrize(("cluster", "region"), [("", REGION), ("  ", REGION), (OURS, ""), (OURS, " ")])
@@ -458,3 +475,145 @@ def test_a_destroy_sweeps_each_eks_cluster_its_state_held_in_the_cluster_s_regio
     assert (found.cluster, found.region, found.error) == (OURS, REGION, None)
     assert [o.arn for o in found.orphans] == [left]
     assert _swept(()) == ()
+
+
+# -- the stack's account: the AWS provider's aws:assumeRoles chain (issue 43, item 4) ---------------------
+
+STACKS = "222222222222"  # the account the stack's resources are in: the runner reaches it by a role
+HOP = "333333333333"  # the account of the first role of a chain
+DEPLOYER = f"arn:aws:iam::{STACKS}:role/deployer"
+JUMP = f"arn:aws:iam::{HOP}:role/jump"
+# Made per run, as a trust policy's shared value is: it must never be shown.
+EXTERNAL_ID = "ext-" + "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(12))
+
+
+def _in_account(role_arn: str, session_name: str = "setup") -> Account:
+    """Moto's ``Account`` maker, with credentials of ``role_arn``: what it makes is in that role's account
+    (moto's multi-account STS ties each assumed role's keys to the account in its ARN)."""
+    credentials = boto3.client("sts", region_name=REGION).assume_role(
+        RoleArn=role_arn, RoleSessionName=session_name
+    )["Credentials"]
+    session = boto3.session.Session(
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+    )
+    return Account(session=session, account=role_arn.split(":")[4])
+
+
+def _assumed_roles(account: str) -> list[tuple[str, str, str | None]]:
+    """(role, session name, external ID) of each role moto has seen assumed into ``account``."""
+    from moto.sts.models import sts_backends
+
+    return [(r.role_arn, r.session_name, r.external_id) for r in sts_backends[account]["aws"].assumed_roles]
+
+
+def _stacks_leftovers() -> tuple[str, str]:
+    """A volume and an ENI the cluster's controllers left in the stack's account, a decoy of the same
+    cluster name in the runner's, and the volume's and ENI's ARNs."""
+    theirs = _in_account(DEPLOYER)
+    volume = theirs.volume(_csi_volume(OURS))
+    eni = theirs.eni({"cluster.k8s.amazonaws.com/name": OURS})
+    Account().volume(_csi_volume(OURS))  # the runner's account: another cluster of the same name
+    return volume, eni
+
+
+def test_the_role_chain_is_assumed_and_the_stack_s_account_is_swept(aws: None) -> None:
+    volume, eni = _stacks_leftovers()
+    roles = (
+        AssumedRole(JUMP, session_name="ci-jump"),
+        AssumedRole(DEPLOYER, external_id=EXTERNAL_ID, session_name="ci-deploy"),
+    )
+
+    result = sweep(OURS, REGION, roles=roles, account=STACKS)
+
+    assert (result.error, result.account, result.region) == (None, STACKS, REGION)
+    assert sorted(o.arn for o in result.orphans) == sorted([volume, eni])
+    assert all(f":{STACKS}:" in o.arn for o in result.orphans)
+    # Each role as the provider assumes it, with its session name and external ID (the account swept is
+    # the last role's: the chain went in order).
+    assert _assumed_roles(HOP) == [(JUMP, "ci-jump", None)]
+    assert (DEPLOYER, "ci-deploy", EXTERNAL_ID) in _assumed_roles(STACKS)
+    assert EXTERNAL_ID not in repr(roles) and EXTERNAL_ID not in repr(result)
+
+
+def test_a_sweep_that_reaches_another_account_than_the_cluster_s_cannot_look(aws: None) -> None:
+    _stacks_leftovers()
+
+    # The runner's own credentials: account 123456789012 holds nothing for the cluster, yet it is not clean.
+    alone = sweep(OURS, REGION, account=STACKS)
+    # A role of a third account, or a chain that stops short, is no better.
+    short = sweep(OURS, REGION, roles=(AssumedRole(JUMP),), account=STACKS)
+
+    for result, reached in ((alone, RUNNER), (short, HOP)):
+        error = _failed(result)
+        assert result.account == reached
+        assert error.startswith(f"the cluster is in AWS account {STACKS} (its ARN), but the credentials of ")
+        assert f"are for account {reached}: nothing was listed" in error
+    assert f"as role {JUMP}" in (short.error or "")
+
+
+def test_a_role_that_cannot_be_assumed_is_an_error_naming_it_and_never_its_external_id(no_aws: None) -> None:
+    token = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(64))
+    message = (
+        f"User: arn:aws:iam::{RUNNER}:user/ci is not authorized (ExternalId {EXTERNAL_ID}, token {token})"
+    )
+    session, calls = _answering(_refusal("AccessDenied", message), "sts.AssumeRole")
+    roles = (AssumedRole(DEPLOYER, external_id=EXTERNAL_ID),)
+
+    result = sweep(OURS, REGION, session=session, roles=roles, account=STACKS)
+
+    error = _failed(result)
+    assert error.startswith(f"could not assume role {DEPLOYER} (AccessDenied: User: arn:aws:iam::{RUNNER}")
+    assert "its trust policy must let the credentials of the AWS session given assume it" in error
+    assert "with the external ID given" in error
+    assert EXTERNAL_ID not in error and token not in error and ACCESS_KEY not in error
+    assert result.account is None  # it got no further than the role
+    assert calls[0]["body"]["ExternalId"] == EXTERNAL_ID  # the provider's external ID was sent, as given
+    assert calls[0]["body"]["RoleSessionName"] == "gitops-infra-sweep"  # none given: one of ours
+
+
+def _state_with_a_cluster_in(account: str, **provider_inputs: object) -> dict[str, Any]:
+    """A deployment as ``pulumi stack export`` shows it: the AWS provider (its inputs as the engine keeps
+    them) and an EKS cluster whose ARN names ``account``."""
+    return {
+        "resources": [
+            {
+                "urn": "urn:pulumi:dev::p::pulumi:providers:aws::default_7_0_0",
+                "type": "pulumi:providers:aws",
+                "inputs": {"region": REGION, **provider_inputs},
+            },
+            {
+                "urn": "urn:pulumi:dev::p::aws:eks/cluster:Cluster::dev",
+                "type": "aws:eks/cluster:Cluster",
+                "provider": "urn:pulumi:dev::p::pulumi:providers:aws::default_7_0_0::id",
+                "outputs": {"name": OURS, "arn": f"arn:aws:eks:{REGION}:{account}:cluster/{OURS}"},
+            },
+        ]
+    }
+
+
+def test_a_destroy_sweeps_the_account_its_aws_provider_assumes_a_role_into(aws: None) -> None:
+    from gitops_infra.automation.teardown import _eks_clusters, _swept
+
+    volume, eni = _stacks_leftovers()
+    # aws:assumeRoles as the engine keeps a provider's object input: JSON text (pulumi_aws's Provider
+    # serializes it with pulumi.runtime.to_json; a stack's config is passed so too).
+    chain = json.dumps([{"roleArn": DEPLOYER, "externalId": EXTERNAL_ID, "sessionName": "pulumi"}])
+
+    (found,) = _swept(_eks_clusters(_state_with_a_cluster_in(STACKS, assumeRoles=chain)))
+    assert sorted(o.arn for o in found.orphans) == sorted([volume, eni])
+    assert (found.error, found.account) == (None, STACKS)
+
+
+def test_a_destroy_without_the_role_never_finds_a_cluster_in_another_account_clean(aws: None) -> None:
+    from gitops_infra.automation.teardown import _eks_clusters, _swept
+
+    _in_account(DEPLOYER).volume(_csi_volume(OURS))
+
+    # The provider's role is not in the state: the runner's own account holds nothing for the cluster.
+    (unreached,) = _swept(_eks_clusters(_state_with_a_cluster_in(STACKS)))
+
+    assert not unreached.clean and unreached.orphans == ()
+    assert unreached.account == RUNNER
+    assert f"the cluster is in AWS account {STACKS}" in (unreached.error or "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -138,9 +139,88 @@ def test_the_sweep_takes_each_eks_cluster_s_name_region_and_the_profile_of_its_a
         ]
     }
     assert _eks_clusters(deployment) == (
-        _Made("dev-eks", "eu-west-1", "ops"),
+        _Made("dev-eks", "eu-west-1", "ops", account="123456789012"),
         _Made("no-arn", "us-east-1", "ops"),
     )
+
+
+def _secret(value: object) -> dict[str, object]:
+    """A secret as ``pulumi stack export --show-secrets`` writes it: its plaintext is JSON."""
+    return {
+        "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+        "plaintext": json.dumps(value),
+    }
+
+
+DEPLOYER = "arn:aws:iam::222222222222:role/deployer"
+JUMP = "arn:aws:iam::333333333333:role/jump"
+UNREADABLE_CHAIN = "the AWS provider's {} cannot be read: a list of roles, each with roleArn, was expected"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "roles", "problem"),
+    [
+        pytest.param({}, (), None, id="no role"),
+        # pulumi-aws v7's aws:assumeRoles, as the engine keeps a provider's object input: JSON text.
+        pytest.param(
+            {
+                "assumeRoles": json.dumps(
+                    [{"roleArn": JUMP}, {"roleArn": DEPLOYER, "externalId": "x-1", "sessionName": "ci"}]
+                )
+            },
+            ((JUMP, None, None), (DEPLOYER, "x-1", "ci")),
+            None,
+            id="a chain, in order",
+        ),
+        # A Python program's `aws.Provider(assume_roles=[{...}])` plain dict keeps its snake_case keys.
+        pytest.param(
+            {"assumeRoles": json.dumps([{"role_arn": DEPLOYER, "external_id": "x-1", "session_name": "ci"}])},
+            ((DEPLOYER, "x-1", "ci"),),
+            None,
+            id="snake_case",
+        ),
+        pytest.param(
+            {"assumeRoles": _secret(json.dumps([{"roleArn": DEPLOYER, "externalId": "x-1"}]))},
+            ((DEPLOYER, "x-1", None),),
+            None,
+            id="a secret",
+        ),
+        pytest.param({"assumeRoles": [{"roleArn": DEPLOYER}]}, ((DEPLOYER, None, None),), None, id="a list"),
+        # pulumi-aws v6's single aws:assumeRole.
+        pytest.param(
+            {"assumeRole": json.dumps({"roleArn": DEPLOYER})}, ((DEPLOYER, None, None),), None, id="v6"
+        ),
+        pytest.param({"assumeRoles": "[{"}, (), "assumeRoles", id="not JSON"),
+        pytest.param({"assumeRoles": json.dumps([{"externalId": "x"}])}, (), "assumeRoles", id="no roleArn"),
+        pytest.param({"assumeRoles": json.dumps([{"roleArn": 5}])}, (), "assumeRoles", id="no text"),
+        pytest.param({"assumeRoles": json.dumps(["x"])}, (), "assumeRoles", id="no mapping"),
+        pytest.param({"assumeRole": json.dumps(7)}, (), "assumeRole", id="v6, no mapping"),
+    ],
+)
+def test_the_sweep_takes_the_role_chain_of_the_cluster_s_aws_provider(
+    inputs: dict[str, object], roles: tuple[tuple[str, str | None, str | None], ...], problem: str | None
+) -> None:
+    from gitops_infra.automation.teardown import _eks_clusters, _swept
+
+    deployment = {
+        "resources": [
+            {"urn": AWS, "type": "pulumi:providers:aws", "inputs": {"region": "eu-west-1", **inputs}},
+            {
+                "urn": "urn:pulumi:dev::p::aws:eks/cluster:Cluster::dev-eks",
+                "type": "aws:eks/cluster:Cluster",
+                "outputs": {"name": "dev-eks", "arn": "arn:aws:eks:eu-west-1:222222222222:cluster/dev-eks"},
+                "provider": f"{AWS}::id",
+            },
+        ]
+    }
+    (made,) = _eks_clusters(deployment)
+    assert made.account == "222222222222"
+    assert [(r.role_arn, r.external_id, r.session_name) for r in made.roles] == list(roles)
+    assert made.unreadable == (UNREADABLE_CHAIN.format(problem) if problem else None)
+    assert "x-1" not in repr(made)  # an external ID is never shown
+    if problem:  # the sweep cannot look, and says so, without asking AWS anything
+        (swept,) = _swept((made,))
+        assert (swept.error, swept.clean, swept.account) == (made.unreadable, False, None)
 
 
 @pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf")])
