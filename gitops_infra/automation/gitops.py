@@ -8,10 +8,11 @@ What Flux records decides what can be said:
 
 - a source's ``Ready`` condition, and its artifact: the revision and when it was stored. Flux records a
   fetch only when it brings a new revision, so a quiet repository's artifact is old without anything
-  being wrong. A source is **stale** when its controller has not reconciled its current spec
-  (``status.observedGeneration`` behind ``metadata.generation``) for more than 3 intervals since that
-  spec was written: the controller reacts to a spec change at once, so that many intervals means it is
-  not running;
+  being wrong. A source is **stale** when its controller has not reconciled its current spec (the
+  ``Ready`` condition's own ``observedGeneration`` behind ``metadata.generation``) for more than 3
+  intervals since that spec was written: the controller reacts to a spec change at once, so that many
+  intervals means it is not running. A spec change that fails is not that: the controller says why
+  (``Ready=False``, with a reason such as ``GitOperationFailed``), and its words are reported;
 - a Kustomization's ``Ready`` condition, ``spec.suspend``, and ``status.lastAppliedRevision``, which
   **lags** while it differs from the revision its source holds;
 - every other Kustomization and HelmRelease in the cluster that is not Ready or is suspended.
@@ -165,15 +166,36 @@ def _time(value: Any) -> datetime | None:
         return None
 
 
+def _ready_condition(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if isinstance(c, Mapping) and c.get("type") == "Ready"), None)
+
+
+def _observed(obj: Mapping[str, Any]) -> int | None:
+    """The generation the object's Ready condition speaks of; ``None`` when nothing says.
+
+    Flux moves ``status.observedGeneration`` only when a reconcile succeeds, but stamps every condition
+    it writes, a failure's ``Ready=False`` included, with the current generation (fluxcd/pkg
+    ``runtime/conditions.Set``). Judged by the former, a spec change that fails would read as "not
+    reconciled yet" for ever, hiding Flux's reason. So the condition's own ``observedGeneration``
+    decides, and ``status.observedGeneration`` only where the condition carries none: what ``kubectl
+    wait --for=condition`` does (kubectl ``pkg/cmd/wait/condition.go``, ``getObservedGeneration``), and
+    pulumi-kubernetes' ``pulumi.com/waitFor: condition=Ready`` with it (``await/condition/kubectl.go``).
+    """
+    ready = _ready_condition(obj)
+    observed = ready.get("observedGeneration") if ready is not None else None
+    if not isinstance(observed, int):
+        observed = (obj.get("status") or {}).get("observedGeneration")
+    return observed if isinstance(observed, int) else None
+
+
 def _ready(obj: Mapping[str, Any]) -> tuple[bool | None, str | None, str | None]:
     """The Ready condition as (ready, reason, message), ``None`` unless it speaks of the current spec."""
-    status = obj.get("status") or {}
     generation = (obj.get("metadata") or {}).get("generation")
-    observed = status.get("observedGeneration")
-    conditions = [c for c in status.get("conditions") or [] if isinstance(c, Mapping)]
-    ready = next((c for c in conditions if c.get("type") == "Ready"), None)
-    if isinstance(generation, int) and isinstance(observed, int) and observed < generation:
+    observed = _observed(obj)
+    if isinstance(generation, int) and observed is not None and observed < generation:
         return None, "Progressing", f"generation {generation} is not reconciled yet (observed {observed})"
+    ready = _ready_condition(obj)
     if ready is None:
         return None, None, "no Ready condition reported yet"
     state = {"True": True, "False": False}.get(str(ready.get("status")))
@@ -223,16 +245,14 @@ def _source(obj: Mapping[str, Any], now: datetime) -> GitOpsSource:
     artifact = status.get("artifact") or {}
     interval = (obj.get("spec") or {}).get("interval")
     stale = False
-    metadata = obj.get("metadata") or {}
-    generation, observed = metadata.get("generation"), status.get("observedGeneration", 0)
+    generation, observed = (obj.get("metadata") or {}).get("generation"), _observed(obj) or 0
     written = _spec_written_at(obj)
     if isinstance(interval, str) and isinstance(generation, int) and written is not None:
         try:
             period = parse_duration(interval)
         except ValueError:
             period = None
-        behind = isinstance(observed, int) and observed < generation
-        stale = bool(period and behind and now - written > STALE_INTERVALS * period)
+        stale = bool(period and observed < generation and now - written > STALE_INTERVALS * period)
     return GitOpsSource(
         **asdict(base),
         revision=artifact.get("revision"),

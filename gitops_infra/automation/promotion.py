@@ -213,8 +213,17 @@ def _evidence(
                 "--require-healthy: it bootstraps no Flux (no GitRepository or Kustomization in its state)"
             )
         if not layer.healthy:
-            raise refuse("--require-healthy: " + "; ".join(layer.problems))
+            raise refuse(_unhealthy(layer))
     return evidence
+
+
+def _unhealthy(layer: GitOpsReport) -> str:
+    """Why ``--require-healthy`` refuses: each problem in Flux's words, on one line.
+
+    Flux's messages quote what came from git (a kustomize build error names files anyone who can push
+    wrote), and the error is printed as it is, newlines kept: one in a message would forge a line.
+    """
+    return "--require-healthy: " + "; ".join(" ".join(problem.split()) for problem in layer.problems)
 
 
 def promote(

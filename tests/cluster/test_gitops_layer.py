@@ -11,6 +11,7 @@ import base64
 import datetime
 import json
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from click.testing import Result
 from kubernetes import client
 from pulumi import automation as auto
 
-from gitops_infra.automation import up
+from gitops_infra.automation import Layer, detect_drift, status, up
 from gitops_infra.automation._compat import SECRET_SIG, SECRET_SIG_KEY
 from gitops_infra.components.flux import FLUX_SYNC_NAME
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster, free_port
@@ -202,6 +203,78 @@ def test_a_fleet_server_that_went_away_leaves_the_source_not_ready(
     name = f"GitRepository {local_stack.flux_namespace}/{FLUX_SYNC_NAME}"
     assert any(problem.startswith(f"{name} is not Ready") for problem in gitops["problems"]), gitops
     no_credentials(result.output)
+
+
+def _ready_condition(obj: dict[str, Any]) -> dict[str, Any] | None:
+    return next((c for c in obj.get("status", {}).get("conditions", []) if c["type"] == "Ready"), None)
+
+
+def test_a_source_spec_change_that_fails_shows_source_controller_s_words_not_progressing_or_stale(
+    local_stack: LocalStack, second_stack: str, no_credentials: Callable[[str], None]
+) -> None:
+    up("local", options=local_stack.options)
+    before = _get(local_stack, SOURCE)
+    # A branch that does not exist; and an interval of 2 s, so that 3 intervals pass within the test: a
+    # source whose controller did not answer its new spec for that long would be stale.
+    _patch(local_stack, SOURCE, {"spec": {"ref": {"branch": "no-such-branch"}, "interval": "2s"}})
+    changed = datetime.datetime.now(datetime.UTC)
+
+    def refused() -> dict[str, Any] | None:
+        obj = _get(local_stack, SOURCE)
+        ready = _ready_condition(obj)
+        generation = obj["metadata"]["generation"]
+        if ready and ready["status"] == "False" and ready.get("observedGeneration") == generation:
+            return obj
+        return None
+
+    failed = wait_until(refused, "source-controller to refuse the branch")
+    # As source-controller leaves it: the spec's generation on the condition, not in the status.
+    assert failed["status"]["observedGeneration"] == before["status"]["observedGeneration"]
+    assert failed["status"]["observedGeneration"] < failed["metadata"]["generation"]
+    ready = _ready_condition(failed)
+    assert ready is not None and "no-such-branch" in ready["message"], ready
+    reason, message = ready["reason"], ready["message"]
+    time.sleep(max(0.0, 7 - (datetime.datetime.now(datetime.UTC) - changed).total_seconds()))
+    name = f"GitRepository {local_stack.flux_namespace}/{FLUX_SYNC_NAME}"
+    said = f"{name} is not Ready ({reason}): {message}"
+
+    # The library: drift's GitOps layer and status both give source-controller's verdict.
+    drift = detect_drift("local", options=local_stack.options, layers=(Layer.GITOPS,))
+    stack_status = status("local", options=local_stack.options)
+    for layer in (drift.gitops, stack_status.gitops):
+        assert layer is not None and not layer.healthy
+        (source,) = layer.sources
+        assert (source.ready, source.reason, source.message, source.stale) == (False, reason, message, False)
+        assert said in layer.problems
+        assert not [p for p in layer.problems if "stale" in p or "Progressing" in p], layer.problems
+
+    # The CLI: drift and status, as JSON, text and Markdown.
+    drift_json = local_stack.cli("drift", "local", "--json")
+    assert drift_json.exit_code == 2, drift_json.output
+    status_json = local_stack.cli("status", "local", "--json")
+    assert status_json.exit_code == 0, status_json.output
+    for result in (drift_json, status_json):
+        gitops = _gitops(result)
+        (source,) = gitops["sources"]
+        assert (source["ready"], source["reason"], source["message"]) == (False, reason, message), source
+        assert source["stale"] is False and said in gitops["problems"], gitops
+    outputs = [drift_json.output, status_json.output]
+    for args in (("drift", "local", "--layers", "gitops"), ("status", "local")):
+        for output_format in ("text", "markdown"):
+            result = local_stack.cli(*args, "--format", output_format)
+            assert said in result.output, result.output
+            assert "Progressing" not in result.output and "stale" not in result.output, result.output
+            outputs.append(result.output)
+
+    # And promotion refuses in those words.
+    refused_promotion = local_stack.cli(
+        "promote", "local", second_stack, "--require-healthy", "--yes", "--json"
+    )
+    assert refused_promotion.exit_code == 1, refused_promotion.output
+    error = json.loads(refused_promotion.stdout)["error"]
+    assert error["type"] == "PromotionError" and f"--require-healthy: {said}" in error["message"], error
+    outputs.append(refused_promotion.output)
+    no_credentials("".join(outputs))
 
 
 @pytest.fixture

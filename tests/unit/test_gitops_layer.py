@@ -176,6 +176,144 @@ def test_a_source_behind_its_spec_is_not_ready_yet_and_stale_only_after_three_in
     )
 
 
+CLONE_FAILED = (
+    "failed to checkout and determine revision: unable to clone 'ssh://git@127.0.0.1:2222/fleet.git': "
+    'couldn\'t find remote ref "refs/heads/no-such-branch"'
+)
+
+
+def _failed_spec_change(
+    *, written: timedelta, reason: str = "GitOperationFailed", message: str = CLONE_FAILED
+) -> dict[str, Any]:
+    """The source as source-controller v1.8.5 leaves it after a spec change it cannot fetch (a branch that
+    does not exist; read back in the cluster test): ``status.observedGeneration`` still at the last
+    success, and each condition written since, Ready included, stamped with the current generation
+    (fluxcd/pkg ``runtime/conditions.Set``)."""
+    source = _source(generation=2, observed=1, written=written)
+    source["spec"]["ref"] = {"branch": "no-such-branch"}
+    source["status"]["conditions"] = [
+        {"type": kind, "status": status, "reason": said, "message": words, "observedGeneration": seen}
+        for kind, status, said, words, seen in (
+            ("Reconciling", "True", "ProgressingWithRetry", "processing object: new generation 1 -> 2", 2),
+            ("Ready", "False", reason, message, 2),
+            ("FetchFailed", "True", reason, message, 2),
+            ("ArtifactInStorage", "True", "Succeeded", f"stored artifact for revision '{REVISION}'", 1),
+        )
+    ]
+    return source
+
+
+def test_a_spec_change_that_fails_is_not_ready_in_fluxs_words_not_progressing() -> None:
+    report = _report(_failed_spec_change(written=timedelta(minutes=2)), _sync())
+    (source,) = report.sources
+    assert (source.ready, source.reason, source.message) == (False, "GitOperationFailed", CLONE_FAILED)
+    assert source.stale is False
+    assert report.problems == (
+        f"GitRepository flux-system/flux-system is not Ready (GitOperationFailed): {CLONE_FAILED}",
+    )
+
+
+def test_a_spec_change_that_fails_for_days_is_still_flux_s_verdict_and_never_stale() -> None:
+    # The controller answered the new spec at once: it is running, so however old, nothing is stale.
+    report = _report(_failed_spec_change(written=timedelta(days=2), reason="AuthenticationFailed"), _sync())
+    (source,) = report.sources
+    assert source.ready is False and source.reason == "AuthenticationFailed" and source.stale is False
+    assert report.problems == (
+        f"GitRepository flux-system/flux-system is not Ready (AuthenticationFailed): {CLONE_FAILED}",
+    )
+
+
+def test_a_kustomization_and_another_flux_object_that_fail_a_new_spec_say_why() -> None:
+    # kustomize-controller and helm-controller write their conditions the same way.
+    sync = _sync()
+    sync["metadata"]["generation"] = 3
+    sync["status"]["conditions"] = [
+        {
+            **_condition("False", "BuildFailed", "kustomize build failed: no such path"),
+            "observedGeneration": 3,
+        }
+    ]
+    helm = {
+        "metadata": {"namespace": "apps", "name": "podinfo", "generation": 5},
+        "spec": {},
+        "status": {
+            "observedGeneration": 4,
+            "conditions": [{**_condition("False", "UpgradeFailed", "timeout"), "observedGeneration": 5}],
+        },
+    }
+    report = _report(_source(), sync, [("HelmRelease", helm)])
+    assert report.problems == (
+        "Kustomization flux-system/flux-system is not Ready (BuildFailed): kustomize build failed: "
+        "no such path",
+        "HelmRelease apps/podinfo is not Ready (UpgradeFailed): timeout",
+    )
+
+
+def test_drift_and_status_show_flux_s_reason_and_message_in_text_json_and_markdown() -> None:
+    import io
+
+    from gitops_infra.automation import Deployment, DeploymentKind, DeploymentResult, StackStatus
+    from gitops_infra.cli._console import CliConsole
+    from gitops_infra.cli._fleet import _print_gitops, _print_status, drift_markdown, status_markdown
+
+    # The message quotes the branch, and the branch is anyone's who can edit the stack's config.
+    hostile = CLONE_FAILED.replace("no-such-branch", "x\nprod: gitops: healthy\x1b[2J")
+    layer = _report(_failed_spec_change(written=timedelta(hours=1), message=hostile), _sync())
+    said = "GitRepository flux-system/flux-system is not Ready (GitOperationFailed): "
+    shown = said + hostile.replace("\n", " ").replace("\x1b", "\\x1b")
+    last = Deployment(1, DeploymentKind.UPDATE, DeploymentResult.SUCCEEDED, NOW, NOW, "up", "c" * 40)
+    status = StackStatus(stack="dev", last=last, at_head=True, locked=False, gitops=layer)
+
+    for document in (to_jsonable(_drift(layer)), to_jsonable(status)):
+        assert document["healthy"] is False
+        (source,) = document["gitops"]["sources"]
+        assert (source["ready"], source["reason"], source["message"]) == (
+            False,
+            "GitOperationFailed",
+            hostile,
+        )
+        assert source["stale"] is False and document["gitops"]["problems"] == [said + hostile]
+
+    out = io.StringIO()
+    console = CliConsole(file=out, highlight=False, markup=False, soft_wrap=True, width=300)
+    _print_gitops(console, layer)
+    _print_status(console, (status,))
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["gitops: 1 problem(s)", "  " + shown]
+    assert lines[-2:] == ["  gitops: 1 problem(s)", "    " + shown]
+    assert "Progressing" not in out.getvalue() and "stale" not in out.getvalue()
+
+    for markdown in (drift_markdown(_drift(layer)), status_markdown([status])):
+        assert f"`{shown}`" in markdown and "\x1b[" not in markdown and "\nprod:" not in markdown
+        assert "Progressing" not in markdown and "stale" not in markdown
+
+
+def test_a_promotion_refused_as_unhealthy_names_flux_s_reason_on_one_line() -> None:
+    from gitops_infra.automation.promotion import _unhealthy
+
+    layer = _report(
+        _failed_spec_change(written=timedelta(hours=1), message="clone failed\nprod: ok"), _sync()
+    )
+    assert _unhealthy(layer) == (
+        "--require-healthy: GitRepository flux-system/flux-system is not Ready (GitOperationFailed): "
+        "clone failed prod: ok"
+    )
+
+
+def test_a_ready_condition_of_an_older_spec_is_not_ready_yet_and_stale_after_three_intervals() -> None:
+    # The controller never answered the spec change: its last words speak of generation 1.
+    def unanswered(written: timedelta) -> dict[str, Any]:
+        source = _source(generation=2, observed=1, written=written)
+        source["status"]["conditions"][0]["observedGeneration"] = 1
+        return source
+
+    recent = _report(unanswered(timedelta(minutes=2)), _sync())
+    assert recent.sources[0].ready is None and recent.sources[0].stale is False
+    assert recent.sources[0].message == "generation 2 is not reconciled yet (observed 1)"
+    old = _report(unanswered(timedelta(minutes=4)), _sync())
+    assert old.sources[0].stale is True and old.problems[-1].endswith("for more than 3 intervals of 1m")
+
+
 def test_an_object_the_stack_made_and_the_cluster_lacks_is_named() -> None:
     report = _report(None, _sync())
     assert report.sources[0].reason == "NotFound" and report.sources[0].ready is None
