@@ -17,17 +17,24 @@ from collections.abc import Callable, Collection, Sequence, Sized
 from datetime import timedelta
 
 __all__ = [
+    "AL2_GONE_FROM_KUBERNETES",
+    "AL2_SUCCESSORS",
     "AUTONAME_SUFFIX_LENGTH",
     "AVAILABILITY_ZONE_PATTERN",
     "BRANCH_PATTERN",
     "CHART_VERSION_PATTERN",
+    "CUSTOM_AMI_TYPE",
     "DEFAULT_BRANCH",
     "DEFAULT_SSH_PORT",
     "DELETE_MARGIN",
     "DNS_LABEL_PATTERN",
+    "EKS_AMI_TYPES",
     "EKS_CLUSTER_NAME_MAX",
     "EKS_NODE_GROUP_NAME_MAX",
     "FLEET_SECTION",
+    "GITHUB_API_URL_PATTERN",
+    "GITHUB_HOST",
+    "GITHUB_ID_MAX",
     "GO_DURATION_PATTERN",
     "IAM_ROLE_NAME_MAX",
     "IAM_ROLE_PATTERN",
@@ -47,6 +54,8 @@ __all__ = [
     "REQUIRED_FLUX_COMPONENTS",
     "SSH_URL_PATTERN",
     "TOLERATION_EFFECTS",
+    "ami_type_problem",
+    "ami_type_version_problem",
     "availability_zone_problem",
     "availability_zones_problem",
     "branch_problem",
@@ -58,6 +67,11 @@ __all__ = [
     "flux_components_extra_problem",
     "flux_components_problem",
     "format_duration",
+    "github_api_url_problem",
+    "github_app_url_problem",
+    "github_host",
+    "github_id",
+    "github_id_problem",
     "go_duration_problem",
     "iam_role_problem",
     "instance_types_problem",
@@ -312,6 +326,78 @@ def node_group_names_problem(names: Sequence[str]) -> str | None:
 def instance_types_problem(instance_types: Sized) -> str | None:
     """``None`` when a node group names at least one EC2 instance type."""
     return None if len(instance_types) > 0 else "must not be empty"
+
+
+EKS_AMI_TYPES = (
+    "AL2023_x86_64_STANDARD",
+    "AL2023_ARM_64_STANDARD",
+    "AL2023_x86_64_NVIDIA",
+    "AL2023_ARM_64_NVIDIA",
+    "AL2023_x86_64_NEURON",
+    "BOTTLEROCKET_x86_64",
+    "BOTTLEROCKET_ARM_64",
+    "BOTTLEROCKET_x86_64_NVIDIA",
+    "BOTTLEROCKET_ARM_64_NVIDIA",
+    "BOTTLEROCKET_x86_64_FIPS",
+    "BOTTLEROCKET_ARM_64_FIPS",
+    "BOTTLEROCKET_x86_64_NVIDIA_FIPS",
+    "BOTTLEROCKET_ARM_64_NVIDIA_FIPS",
+    "WINDOWS_CORE_2019_x86_64",
+    "WINDOWS_FULL_2019_x86_64",
+    "WINDOWS_CORE_2022_x86_64",
+    "WINDOWS_FULL_2022_x86_64",
+    "WINDOWS_CORE_2025_x86_64",
+    "WINDOWS_FULL_2025_x86_64",
+    "AL2_x86_64",
+    "AL2_x86_64_GPU",
+    "AL2_ARM_64",
+)
+"""The managed node group AMI types a node group may name: EKS's ``AMITypes`` (botocore 1.44.8's
+``eks/2017-11-01`` model) but ``CUSTOM``, which stands for a launch template's own AMI, and the platform
+makes no launch template. EKS refuses any other value, but only at CreateNodegroup, after the cluster
+(10-15 minutes into the first ``up``); and the case is easy to get wrong (``x86_64`` but ``ARM_64``)."""
+CUSTOM_AMI_TYPE = "CUSTOM"
+AL2_GONE_FROM_KUBERNETES = "1.33"
+"""EKS publishes no Amazon Linux 2 AMI for Kubernetes 1.33 or later (1.32 is the last), and refuses an
+``AL2_*`` node group there."""
+AL2_SUCCESSORS = {
+    "AL2_x86_64": ("AL2023_x86_64_STANDARD", "BOTTLEROCKET_x86_64"),
+    "AL2_x86_64_GPU": ("AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA"),
+    "AL2_ARM_64": ("AL2023_ARM_64_STANDARD", "BOTTLEROCKET_ARM_64"),
+}
+"""Each Amazon Linux 2 AMI type, and its Amazon Linux 2023 and Bottlerocket counterparts."""
+
+
+def ami_type_problem(value: object) -> str | None:
+    """``None`` for an AMI type EKS gives a managed node group without a launch template."""
+    if value in EKS_AMI_TYPES:
+        return None
+    if value == CUSTOM_AMI_TYPE:
+        return (
+            "CUSTOM is for a launch template with an AMI of its own, and the platform makes none: use an "
+            "EKS-optimized type such as AL2023_x86_64_STANDARD or BOTTLEROCKET_x86_64"
+        )
+    if isinstance(value, str):
+        spelled = next((known for known in EKS_AMI_TYPES if known.lower() == value.lower()), None)
+        if spelled is not None:
+            return f"must be written {spelled}: EKS's AMI types are case-sensitive"
+    return (
+        "must be an EKS AMI type, such as AL2023_x86_64_STANDARD, AL2023_ARM_64_STANDARD, "
+        "AL2023_x86_64_NVIDIA, BOTTLEROCKET_x86_64 or BOTTLEROCKET_ARM_64"
+    )
+
+
+def ami_type_version_problem(ami_type: object, kubernetes_version: str) -> str | None:
+    """``None`` unless ``ami_type`` is Amazon Linux 2 on a Kubernetes version EKS has no AL2 AMI for."""
+    successors = AL2_SUCCESSORS.get(ami_type) if isinstance(ami_type, str) else None
+    # A version that is no version is its own key's problem, not this one's.
+    if successors is None or kubernetes_version_problem(kubernetes_version, AL2_GONE_FROM_KUBERNETES):
+        return None
+    al2023, bottlerocket = successors
+    return (
+        f"Amazon Linux 2 has no EKS AMI for Kubernetes {AL2_GONE_FROM_KUBERNETES} or later, so EKS "
+        f"refuses it there: use {al2023} (Amazon Linux 2023) or {bottlerocket} (Bottlerocket)"
+    )
 
 
 # -- Kubernetes ----------------------------------------------------------------------------------------
@@ -572,6 +658,66 @@ def git_auth_url_problem(url: str, github_app: bool) -> str | None:
     return None
 
 
+GITHUB_HOST = "github.com"
+"""The host github.com's repositories are cloned from; its API is ``api.github.com``."""
+_HTTPS_DEFAULT_PORT = ":443"
+
+
+def _https_host(url: str) -> str:
+    """The ``host[:port]`` of an ``https://`` URL, lowercase, without the default port."""
+    authority = url.removeprefix("https://").split("/", 1)[0].lower()
+    return authority.removesuffix(_HTTPS_DEFAULT_PORT)
+
+
+GITHUB_API_URL_PATTERN = r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/\S*)?$"
+"""A GitHub API's base URL: ``https://<host>/api/v3`` on an Enterprise Server, a bare ``https://api.<host>``
+on github.com and GitHub Enterprise Cloud (``https://api.<name>.ghe.com``)."""
+_GITHUB_API_URL = re.compile(GITHUB_API_URL_PATTERN)
+
+
+def github_api_url_problem(value: object) -> str | None:
+    """``None`` for a GitHub API's base URL (``https://ghe.example.com/api/v3``)."""
+    return _pattern_problem(
+        _GITHUB_API_URL,
+        value,
+        "must be an https:// URL of a GitHub API, such as https://ghe.example.com/api/v3 (Enterprise Server)",
+    )
+
+
+def github_host(api_url: str | None) -> str:
+    """The host a GitHub's repositories are cloned from, given its API's base URL (``None``: github.com).
+
+    GitHub Enterprise Server serves its API on its own host, under ``/api/v3``
+    (``https://ghe.example.com/api/v3``). github.com and GitHub Enterprise Cloud with data residency
+    serve theirs on an ``api.`` host (``api.github.com``, ``api.<name>.ghe.com``), which is how
+    fluxcd/pkg/auth's githubapp client tells the two apart (``isGitHubAPIHost``).
+    """
+    if api_url is None:
+        return GITHUB_HOST
+    host = _https_host(api_url)
+    path = api_url.removeprefix("https://").partition("/")[2]
+    if host.startswith("api.") and path.rstrip("/") != "api/v3":
+        return host.removeprefix("api.")
+    return host
+
+
+def github_app_url_problem(url: str, api_url: str | None) -> str | None:
+    """``None`` when a GitHub App's ``https://`` ``url`` is on the GitHub whose API issues its token.
+
+    Source-controller trades the App's key for a token at the API (``githubAppBaseURL``, else
+    github.com's) and presents it to whatever host the url names, unchecked (fluxcd/pkg/auth
+    githubapp): on another host every fetch fails, and a token of the one GitHub is sent to the other.
+    """
+    expected = github_host(api_url)
+    if not url.startswith("https://") or _https_host(url) == expected:
+        return None
+    issuer = "the API at the App's base URL" if api_url else "github.com's API: no base URL is set"
+    return (
+        f"must be on {expected} (https://{expected}/<owner>/<repository>), the GitHub whose API issues "
+        f"the App's token ({issuer}); Flux presents that token to the url's host"
+    )
+
+
 GIT_PROVIDERS = ("github",)
 """The GitRepository ``spec.provider`` values the platform writes (``generic``, Flux's default, is none)."""
 
@@ -601,11 +747,30 @@ def reconcile_request_problem(value: object) -> str | None:
     )
 
 
+GITHUB_ID_MAX = 2**63 - 1
+"""The largest ID source-controller reads (``strconv.ParseInt(..., 10, 64)`` in fluxcd/pkg/auth)."""
+
+
+def github_id(value: object) -> int | None:
+    """A GitHub App's or installation's ID as a number: ``123456``, or the digit string ``"123456"``
+    (the form pulumi-github's own ``github:appAuth`` takes); ``None`` for anything else."""
+    # 19 digits at most: longer is out of range, and int() refuses a string of over 4300 (CVE-2020-10735).
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
+        value = int(value)
+    # bool is an int to Python, and a float is not a whole number even when it looks like one.
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= GITHUB_ID_MAX:
+        return value
+    return None
+
+
 def github_id_problem(value: object) -> str | None:
-    """``None`` for a GitHub App's or installation's numeric ID (``123456``)."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63:
+    """``None`` for a GitHub App's or installation's ID (``123456`` or ``"123456"``)."""
+    if github_id(value) is not None:
         return None
-    return "must be a positive whole number (GitHub shows it on the App's settings page)"
+    return (
+        "must be a positive whole number such as 123456, or its digits as a string "
+        "(GitHub shows it on the App's settings page)"
+    )
 
 
 def repository_name_problem(value: object) -> str | None:

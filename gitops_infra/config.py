@@ -14,6 +14,8 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
     gitops-infra:notificationWebhook  secret, the address ``flux.notifications`` posts to
     aws:profile                the AWS profile, kept in the kubeconfig the platform deploys through
     aws:assumeRoles            the role the provider assumes (the last one), which that kubeconfig assumes
+    github:baseUrl             not read: the platform's GitHub provider is its own (a problem unless it
+                               names that provider's GitHub anyway)
 
 ``load_config`` validates a plain mapping (what ``Pulumi.<stack>.yaml`` holds under ``config:``);
 ``load_stack_config`` reads the same keys from ``pulumi.Config`` inside a running program. Both gather
@@ -33,6 +35,7 @@ import pulumi
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -43,6 +46,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from gitops_infra import checks
 from gitops_infra._validation import validation_problems
@@ -127,7 +131,10 @@ _GITHUB_OWNER = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,38})$"
 _CLUSTER_NAME = r"^[a-zA-Z][a-zA-Z0-9-]*$"
 _SECRET_KEY_NAME = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
 _SSH_PUBLIC_KEY = r"^(ssh-ed25519|ecdsa-sha2-nistp(256|384|521)|ssh-rsa) [A-Za-z0-9+/]+=*( .*)?$"
-GITHUB_HOST = "github.com"
+GITHUB_HOST = checks.GITHUB_HOST
+GITHUB_BASE_URL_KEY = "github:baseUrl"
+GITHUB_API_URL = "https://api.github.com/"
+"""github.com's API, as pulumi-github's provider writes its default ``base_url``."""
 _INSTALL_ONLY = ("version", "network_policy", "tolerations", "node_selector")
 """FluxSpec fields that configure the chart this stack installs: meaningless with ``install: external``."""
 # What each pattern means, so an error says "must be ..." rather than quoting a regex. A rule the component
@@ -161,8 +168,18 @@ Duration = Annotated[str, _gate(checks.go_duration_problem)]
 Cidr = Annotated[str, _gate(checks.ipv4_cidr_problem)]
 AvailabilityZone = Annotated[str, _gate(checks.availability_zone_problem)]
 GitUrl = Annotated[str, _gate(checks.git_url_problem)]
-HttpsUrl = Annotated[str, _gate(checks.https_url_problem)]
-GitHubId = Annotated[StrictInt, _gate(checks.github_id_problem)]
+
+
+def _as_github_id(value: Any) -> Any:
+    """A GitHub App's or installation's ID as a number, from a number or its digits (``"123456"``,
+    as ``github:appAuth`` writes it): pydantic's own lax int would also take ``true`` and ``1.0``."""
+    number = checks.github_id(value)
+    if number is None:
+        raise ValueError(checks.github_id_problem(value))
+    return number
+
+
+GitHubId = Annotated[StrictInt, BeforeValidator(_as_github_id)]
 RepositoryName = Annotated[str, _gate(checks.repository_name_problem)]
 KnownHosts = Annotated[str, _gate(checks.known_hosts_problem)]
 
@@ -205,7 +222,7 @@ class NodeGroupSpec(_Model):
     desired_size: StrictInt | None = None
     disk_size: Annotated[StrictInt, Field(ge=20, le=16384)] = DEFAULT_DISK_SIZE_GIB
     capacity_type: CapacityType = CapacityType.ON_DEMAND
-    ami_type: str = DEFAULT_AMI_TYPE
+    ami_type: Annotated[str, _gate(checks.ami_type_problem)] = DEFAULT_AMI_TYPE
     labels: Mapping[str, str] = Field(default_factory=dict)
     taints: tuple[TaintSpec, ...] = ()
     scaling_managed_externally: StrictBool = False
@@ -323,6 +340,34 @@ class ClusterSpec(_Model):
     endpoint: EndpointSpec = EndpointSpec()
     node_groups: Annotated[tuple[NodeGroupSpec, ...], _gate(_node_group_names_problem)]
 
+    @field_validator("node_groups")
+    @classmethod
+    def _ami_types_for_the_version(
+        cls, groups: tuple[NodeGroupSpec, ...], info: ValidationInfo
+    ) -> tuple[NodeGroupSpec, ...]:
+        version = info.data.get("kubernetes_version")
+        if version is None:  # it failed its own check
+            return groups
+        problems = [
+            (index, problem)
+            for index, group in enumerate(groups)
+            if (problem := checks.ami_type_version_problem(group.ami_type, version)) is not None
+        ]
+        if problems:
+            # Raised as the groups' own errors, so each is reported at nodeGroups[<index>].amiType.
+            raise ValidationError.from_exception_data(
+                cls.__name__,
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError("ami_type", "{problem}", {"problem": problem}),
+                        loc=(index, "ami_type"),
+                        input=groups[index].ami_type,
+                    )
+                    for index, problem in problems
+                ],
+            )
+        return groups
+
     @field_validator("endpoint")
     @classmethod
     def _private_needs_reachable_vpc(cls, value: EndpointSpec, info: ValidationInfo) -> EndpointSpec:
@@ -368,13 +413,14 @@ class DeployKeySpec(_Model):
 class GitHubAppSpec(_Model):
     """Flux fetches as a GitHub App instead of with a deploy key: ``appId``, ``installationId``, and
     ``privateKey`` naming the secret config key that holds the App's PEM. ``baseUrl`` is the API of a
-    GitHub Enterprise Server (``https://<host>/api/v3``); github.com's is the default.
+    GitHub Enterprise Server (``https://<host>/api/v3``); github.com's is the default. The App's token is
+    good on that GitHub alone: Flux clones from its host, and so must ``url``, when given.
     """
 
     app_id: GitHubId
     installation_id: GitHubId
     private_key: SecretKeyName
-    base_url: HttpsUrl | None = None
+    base_url: Annotated[str, _gate(checks.github_api_url_problem)] | None = None
 
 
 class CreateRepositorySpec(_Model):
@@ -456,6 +502,8 @@ class GitSpec(_Model):
         if self.known_hosts is not None:
             raise ValueError("knownHosts: not used with githubApp, which fetches over HTTPS; remove it")
         problem = None if self.url is None else checks.git_auth_url_problem(self.url, github_app=True)
+        if problem is None and self.url is not None:
+            problem = checks.github_app_url_problem(self.url, self.github_app.base_url)
         if problem is not None:
             raise ValueError(f"url: {problem}")
         return self
@@ -482,13 +530,33 @@ class GitSpec(_Model):
         return self.github_app is None and self.deploy_key.existing is None
 
     @property
+    def github_host(self) -> str:
+        """The GitHub the repository is on, for Flux and the GitHub provider alike: the host of
+        ``githubApp.baseUrl`` (a GitHub Enterprise Server), else github.com."""
+        return checks.github_host(self.github_app.base_url if self.github_app is not None else None)
+
+    @property
+    def github_base_url(self) -> str | None:
+        """The GitHub provider's ``base_url`` with an App: the App's GitHub. ``None`` without one, for
+        the provider's default (``GITHUB_BASE_URL``, else github.com's API).
+
+        A GitHub Enterprise Server is named by its root, not by the ``/api/v3`` an App names:
+        terraform-provider-github before v6.11 appends ``api/v3/`` to whatever it is given, and later
+        ones trim it and add it back.
+        """
+        if self.github_app is None:
+            return None
+        host = self.github_host
+        return GITHUB_API_URL if host == GITHUB_HOST else f"https://{host}/"
+
+    @property
     def sync_url(self) -> str:
-        """The URL Flux clones: ``url``, else GitHub's: ``https://`` for an App, else the ``ssh://`` form
-        Flux's bootstrap writes."""
+        """The URL Flux clones: ``url``, else GitHub's: ``https://`` for an App (on the host of its
+        ``baseUrl``, where its token is valid), else the ``ssh://`` form Flux's bootstrap writes."""
         if self.url is not None:
             return self.url
         if self.github_app is not None:
-            return f"https://{GITHUB_HOST}/{self.owner}/{self.repository}"
+            return f"https://{self.github_host}/{self.owner}/{self.repository}"
         return f"ssh://git@{GITHUB_HOST}/{self.owner}/{self.repository}"
 
     def sync_path(self, environment: str) -> str:
@@ -845,6 +913,7 @@ def load_config(
         problems=problems,
         aws_profile=profile,
         aws_role_arn=role_arn,
+        github_base_url=raw.get(GITHUB_BASE_URL_KEY),
     )
 
 
@@ -873,11 +942,13 @@ def _build(
     given: StackSecrets | None = None,
     aws_profile: str | None = None,
     aws_role_arn: str | None = None,
+    github_base_url: object = None,
 ) -> StackConfig:
     """Validate the sections, then what spans them; ``values`` holds every key of the namespace read."""
     sections = {section: _validate_section(section, values.get(section), problems) for section in SECTIONS}
     environment: Environment | None = sections["environment"]
     cluster: ClusterSpec | ExistingClusterSpec | None = sections["cluster"]
+    git: GitSpec | None = sections["git"]
     flux: FluxSpec | None = sections["flux"]
     github: GitHubSpec | None = sections["github"]
     named = _named_secret_keys(sections)
@@ -901,6 +972,8 @@ def _build(
         )
     if isinstance(cluster, ClusterSpec) and flux is not None:
         problems.extend(_kubernetes_floor_problems(cluster, flux))
+    if git is not None and github_base_url is not None:
+        problems.extend(_github_base_url_problems(git, github_base_url))
     if isinstance(cluster, ClusterSpec) and cluster.admins and (cluster.creator or aws_role_arn) is None:
         problems.append(
             f"{PROJECT}:cluster.creator: {checks.ADMINS_NEED_CREATOR}; set it to the IAM role or user "
@@ -1022,6 +1095,26 @@ def _flux_secret_problems(flux: FluxSpec, secrets: StackSecrets) -> list[str]:
     return problems
 
 
+def _github_base_url_problems(git: GitSpec, value: object) -> list[str]:
+    """``github:baseUrl`` is for Pulumi's default GitHub provider, which the platform never uses: it makes
+    its own. Naming another GitHub than that one talks to, it would be a setting that does nothing."""
+    if not (git.registers_deploy_key or git.manages_repository):
+        return []  # no GitHub provider at all
+    url = value if isinstance(value, str) and value.startswith("https://") else None
+    if url is not None and checks.github_host(url) == git.github_host:
+        return []
+    talks_to = (
+        f"{git.github_host}, the GitHub of {PROJECT}:git.githubApp"
+        if git.github_app is not None
+        else "the API in the GITHUB_BASE_URL environment variable, else github.com's"
+    )
+    return [
+        f"{GITHUB_BASE_URL_KEY}: is not read: the platform makes its own GitHub provider, which talks to "
+        f"{talks_to}; remove it (a GitHub Enterprise Server is named by {PROJECT}:git.githubApp.baseUrl, "
+        "https://<host>/api/v3)"
+    ]
+
+
 def _kubernetes_floor_problems(cluster: ClusterSpec, flux: FluxSpec) -> list[str]:
     """The pinned Flux refuses older clusters (the one rule InstallOptions checks too)."""
     problem = kubernetes_floor_problem(cluster.kubernetes_version, flux.version)
@@ -1072,6 +1165,7 @@ def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
         problems=problems,
         aws_profile=profile,
         aws_role_arn=role_arn,
+        github_base_url=pulumi.Config("github").get("baseUrl"),
     )
 
 

@@ -224,6 +224,9 @@ def _github(
         # An App or a token, never both (config validation): unset, the provider reads GITHUB_TOKEN.
         token=config.secrets.github_token if app is None else None,
         app_auth=app_auth,
+        # The GitHub Flux fetches from as an App (a GitHub Enterprise Server's): the repository it
+        # scaffolds or creates is that one. None: GITHUB_BASE_URL, else github.com's API.
+        base_url=git.github_base_url,
         opts=opts,
     )
     if not git.manages_repository:

@@ -141,7 +141,7 @@ def _not_ready(stack: auto.Stack | None, message: str) -> list[str]:
     if stack is None or AWAIT_FAILURE not in message:
         return []
     try:
-        return not_ready_reasons(stack.export_stack().deployment or {})
+        return not_ready_reasons(stack.export_stack().deployment or {}, stack=stack.name)
     except (auto.CommandError, ValueError, TypeError):
         return []  # the engine's own message still stands
 

@@ -7,6 +7,11 @@ object's last observed state is in the stack's checkpoint, though: the provider 
 failure, and the engine records it with the resource's ``initErrors``. Its ``Ready`` condition carries
 the controller's message ("authentication required", "kustomization path not found"), which the error
 summary then leads with.
+
+A source that handled its credential's reconcile request and is not Ready has already been given the
+update's credential: the git-auth Secret is updated in place, so Flux fetches with it from then on. The
+error says so, and how to go back, while the credential it replaced is still registered (Pulumi deletes
+a replaced deploy key only once an update succeeds).
 """
 
 from __future__ import annotations
@@ -59,7 +64,23 @@ def _unproven(outputs: Mapping[str, Any], metadata: Mapping[str, Any]) -> str | 
     )
 
 
-def _not_ready(deployment: Mapping[str, Any]) -> Iterator[str]:
+def _already_switched(metadata: Mapping[str, Any], outputs: Mapping[str, Any], stack: str | None) -> str:
+    """What a refused credential means when Flux handled its request: Flux has switched to it already."""
+    annotations = metadata.get("annotations")
+    request = annotations.get(RECONCILE_REQUEST_ANNOTATION) if isinstance(annotations, Mapping) else None
+    status = outputs.get("status")
+    if request is None or not isinstance(status, Mapping) or status.get("lastHandledReconcileAt") != request:
+        return ""
+    rollback = f"gitops-infra rollback {stack} previous" if stack else "gitops-infra rollback STACK previous"
+    return (
+        ". Flux already fetches with the credential this update wrote (its Secret is updated in place), and "
+        "applies nothing new from git until that credential works; the credential it replaced stays "
+        "registered until an update succeeds. To go back, undo the change and run up, or run "
+        f"`{rollback}`"
+    )
+
+
+def _not_ready(deployment: Mapping[str, Any], stack: str | None) -> Iterator[str]:
     for resource in deployment.get("resources") or []:
         if not isinstance(resource, Mapping) or not resource.get("initErrors"):
             continue
@@ -78,12 +99,14 @@ def _not_ready(deployment: Mapping[str, Any]) -> Iterator[str]:
         if ready is None or ready.get("status") == "True" or not ready.get("message"):
             continue
         reason = f" ({ready['reason']})" if ready.get("reason") else ""
-        yield f"{kind} {name} is not Ready{reason}: {ready['message']}"
+        switched = _already_switched(metadata, outputs, stack)
+        yield f"{kind} {name} is not Ready{reason}: {ready['message']}{switched}"
 
 
-def not_ready_reasons(deployment: Mapping[str, Any]) -> list[str]:
+def not_ready_reasons(deployment: Mapping[str, Any], *, stack: str | None = None) -> list[str]:
     """For each object the last update left with init errors, its own Ready condition's message.
 
-    ``deployment`` is a checkpoint's ``deployment`` (``Stack.export_stack().deployment``).
+    ``deployment`` is a checkpoint's ``deployment`` (``Stack.export_stack().deployment``) of ``stack``,
+    which the way back names.
     """
-    return list(dict.fromkeys(_not_ready(deployment)))
+    return list(dict.fromkeys(_not_ready(deployment, stack)))

@@ -499,7 +499,12 @@ def fleet_job(
     secret: str,
     workdir: str,
 ) -> int:
-    """A Kubernetes Indexed Job (YAML; JSON with --json) whose pod I runs `<op> --all --shard auto/N`."""
+    """A Kubernetes Indexed Job (YAML; JSON with --json) whose pod I runs `<op> --all --shard auto/N`.
+
+    Needs Kubernetes 1.29 or later: backoffLimitPerIndex and the podFailurePolicy action FailIndex
+    (drift found fails that index without a retry) are beta and on by default from 1.29, GA in 1.33.
+    An older API server refuses the Job.
+    """
     from ..automation import runners
 
     job = runners.indexed_job(

@@ -5,12 +5,21 @@ read-only unless Flux must push (image automation). Rotation is explicit: change
 value and the next update replaces the key pair and the deploy key, creating the new ones before deleting
 the old, so Flux is never without a working key (the Secret that holds it updates in place).
 
+Every input of GitHub's deploy key is replace-only (``key``, ``read_only``, ``repository``, ``title``:
+all ForceNew in terraform-provider-github, which pulumi-github wraps), and GitHub refuses a second
+registration of a key that is in use ("key is already in use", terraform-provider-github #1316). So a
+change that replaces the deploy key (image automation turned on or off, a renamed repository, a new
+title) replaces the key pair too, exactly as a rotation does: the new deploy key is registered with a new
+key, proven by Flux, and the old one deleted after. The first update after upgrading from a version
+without this rule rotates the key once, the same way.
+
 The GitHub provider comes from the caller, through ``opts`` (``providers=[github_provider]``) or the
 ambient default provider.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -98,16 +107,32 @@ class DeployKey(pulumi.ComponentResource):
     def __init__(self, name: str, args: DeployKeyArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         algorithm, curve = _TLS_ALGORITHMS[args.algorithm]
-        # replacement_trigger replaces on a new rotation value; delete_before_replace=False (the default,
-        # spelled out) makes it create-before-delete.
+        title = args.title if args.title is not None else f"flux-{name}"
+        # The key pair is replaced whenever the deploy key would be (see the module docstring): its
+        # trigger holds the rotation and every other replace-only input of the deploy key. The deploy
+        # key's own trigger stays the rotation, as it was. delete_before_replace=False (the default,
+        # spelled out) makes both create-before-delete.
+        trigger = pulumi.Output.all(args.rotation, args.repository, title, args.read_only).apply(
+            lambda values: json.dumps(
+                {"rotation": values[0], "repository": values[1], "title": values[2], "readOnly": values[3]},
+                sort_keys=True,
+            )
+        )
+        self.key_pair = tls.PrivateKey(
+            f"{name}-key",
+            algorithm=algorithm,
+            ecdsa_curve=curve,
+            opts=pulumi.ResourceOptions(
+                parent=self, replacement_trigger=trigger, delete_before_replace=False
+            ),
+        )
         rotate = pulumi.ResourceOptions(
             parent=self, replacement_trigger=args.rotation, delete_before_replace=False
         )
-        self.key_pair = tls.PrivateKey(f"{name}-key", algorithm=algorithm, ecdsa_curve=curve, opts=rotate)
         self.deploy_key = github.RepositoryDeployKey(
             f"{name}-deploy-key",
             repository=args.repository,
-            title=args.title if args.title is not None else f"flux-{name}",
+            title=title,
             key=self.key_pair.public_key_openssh,
             read_only=args.read_only,
             opts=rotate,

@@ -34,7 +34,7 @@ import pulumi_kubernetes as k8s
 
 from gitops_infra import checks
 from gitops_infra._lazy import sdk
-from gitops_infra.components._args import Problems
+from gitops_infra.components._args import Problems, is_known
 from gitops_infra.components._kubernetes import kubernetes_provider
 from gitops_infra.errors import ConfigError
 
@@ -144,7 +144,8 @@ ALL_LOG_TYPES: tuple[LogType, ...] = tuple(LogType)
 
 @dataclass(frozen=True)
 class NodeGroupArgs:
-    """One managed node group; taints are ``(key, value, effect)`` triples."""
+    """One managed node group; taints are ``(key, value, effect)`` triples. ``ami_type`` is one of EKS's
+    (``checks.EKS_AMI_TYPES``), and not Amazon Linux 2 on Kubernetes 1.33 or later."""
 
     name: str
     instance_types: Sequence[pulumi.Input[str]]
@@ -225,6 +226,11 @@ class EksClusterArgs:
         for index, group in enumerate(self.node_groups):
             where = f"node_groups[{index}]"
             problems.gate(f"{where}.instance_types", checks.instance_types_problem, group.instance_types)
+            problems.gate(f"{where}.ami_type", checks.ami_type_problem, group.ami_type)
+            if is_known(self.kubernetes_version) and is_known(group.ami_type):
+                problem = checks.ami_type_version_problem(group.ami_type, str(self.kubernetes_version))
+                if problem is not None:
+                    problems.add(f"{where}.ami_type", problem)
             sizes = [_known_size(size) for size in (group.min_size, group.max_size, group.desired_size)]
             for size, problem in checks.node_group_size_problems(*sizes):
                 problems.add(f"{where}.{size}", problem)

@@ -35,9 +35,11 @@ before it. A ``ready_timeout`` of ``0s`` turns the wait off, for a cluster Flux 
 Every custom resource ``depends_on`` the controllers' Release, so its CRDs exist first; and because
 Pulumi deletes dependents first, ``destroy`` removes the sync objects while the controllers still run to
 clear their finalizers, then the controllers, then the namespace. The Kustomization's
-``deletionPolicy: WaitForTermination`` makes kustomize-controller hold its finalizer until what it
-applied is gone, so the controllers (and their CRDs) are never uninstalled under Flux objects that still
-carry ``finalizers.fluxcd.io``.
+``deletionPolicy: WaitForTermination`` makes kustomize-controller prune what it applied and hold its
+finalizer until that is gone, so the controllers (and their CRDs) are never uninstalled under Flux objects
+that still carry ``finalizers.fluxcd.io``. A suspended Kustomization prunes nothing when it is deleted
+(kustomize-controller v1.8.3's ``finalizerShouldDeleteResources``): after ``destroy``'s drain, which
+suspends it, what it applied stays in the cluster, but for what the drain deleted, and goes with it.
 
 ``FluxBootstrapArgs`` takes the three option groups whole, as Flux's ``bootstrap.Run`` takes
 ``install.Options``, ``sourcesecret.Options`` and ``sync.Options``; each group checks its own fields
@@ -136,7 +138,10 @@ __all__ = [
 TYPE_TOKEN = "gitops-infra:index:FluxBootstrap"
 
 FLUX_VERSION = "2.8.5"
-"""The Flux release the pinned chart installs (the chart's appVersion)."""
+"""The Flux release the pinned chart installs (the chart's appVersion). What users run of it, by the
+chart's image tags: source-controller v1.8.2 and kustomize-controller v1.8.3. Upstream behaviour below is
+cited for those; the local cluster runs v1.8.5 and v1.9.0 (the versions the module proxy serves, see the
+upstream notes' skew table), and where the two differ the platform sets the behaviour explicitly."""
 KUBERNETES_FLOOR: Mapping[str, str] = {"2.6": "1.31", "2.7": "1.32", "2.8": "1.33"}
 """The oldest Kubernetes minor each Flux minor supports: ``kubernetesConstraints`` of ``flux check``
 (``cmd/flux/check.go``), which the chart's pre-install hook runs as ``flux check --pre``."""
@@ -167,13 +172,14 @@ WAIT_FOR_READY = "condition=Ready"
 RECONCILE_REQUEST_ANNOTATION = checks.RECONCILE_REQUEST_ANNOTATION
 HANDLED_REQUEST_PATH = "{.status.lastHandledReconcileAt}"  # the request value a reconcile has handled
 # Matches only while the GitRepository is not suspended: a suspended one records a request as handled
-# without fetching (source-controller v1.8.5 records it on every return, suspend included), so the
+# without fetching (source-controller v1.8.2 records it on every return, suspend included; v1.8.5 too), so the
 # request alone proves nothing then. `interval` is a spec field the status does not have.
 NOT_SUSPENDED_PATH = "{$[?@.interval && (!@.suspend || @.suspend == false)]}"
 GITHUB_PROVIDER = checks.GIT_PROVIDERS[0]  # spec.provider for a GitHub App (source-controller >= 1.5)
 GITHUB_APP_SECRET_NAME = "flux-system-github-app"
-# The Secret keys source-controller v1.8.5 reads for provider github: fluxcd/pkg/auth v0.38.5,
-# githubapp/client.go (KeyAppID, KeyAppInstallationID, KeyAppPrivateKey, KeyAppBaseURL).
+# The Secret keys source-controller v1.8.2 reads for provider github: fluxcd/pkg/auth v0.38.4,
+# githubapp/client.go (KeyAppID, KeyAppInstallationID, KeyAppPrivateKey, KeyAppBaseURL; the same in the
+# v0.38.5 of the local cluster's v1.8.5).
 GITHUB_APP_ID_KEY = "githubAppID"
 GITHUB_APP_INSTALLATION_ID_KEY = "githubAppInstallationID"
 GITHUB_APP_PRIVATE_KEY_KEY = "githubAppPrivateKey"
@@ -402,7 +408,7 @@ class GitHubAppSecretOptions:
         problems.gate("app_id", checks.github_id_problem, self.app_id)
         problems.gate("installation_id", checks.github_id_problem, self.installation_id)
         if self.base_url is not None:
-            problems.gate("base_url", checks.https_url_problem, self.base_url)
+            problems.gate("base_url", checks.github_api_url_problem, self.base_url)
         problems.gate("name", checks.dns_label_problem, self.name)
         problems.raise_if_any()
 
@@ -813,6 +819,9 @@ class FluxBootstrapArgs:
         if isinstance(url, str) and checks.git_url_problem(url) is None:
             github_app = isinstance(self.source, GitHubAppSecretOptions)
             problems.gate("sync.url", lambda value: checks.git_auth_url_problem(value, github_app), url)
+            if isinstance(self.source, GitHubAppSecretOptions):  # its token is good on its own GitHub only
+                base_url = self.source.base_url
+                problems.gate("sync.url", lambda value: checks.github_app_url_problem(value, base_url), url)
         if isinstance(known_hosts, str) and isinstance(url, str) and checks.ssh_url_problem(url) is None:
             problems.gate(
                 "source.known_hosts",

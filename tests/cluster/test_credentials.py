@@ -140,6 +140,9 @@ def test_a_rotation_to_a_key_the_server_refuses_fails_up_and_rollback_restores_t
     (reason,) = info.value.not_ready
     assert reason.startswith(f"GitRepository {local_stack.flux_namespace}/{FLUX_SYNC_NAME} is not Ready")
     assert any(words in reason for words in AUTH_REFUSED), reason
+    # Flux has the refused key already (the Secret is patched in place): the error says so, and the way back.
+    assert "Flux already fetches with the credential this update wrote" in reason, reason
+    assert "`gitops-infra rollback local previous`" in reason, reason
     assert "PRIVATE KEY" not in str(info.value) and refused.private_key not in info.value.engine_message
     # Flux handled the new key's request and refused it; the server trusts the old key alone.
     assert _repository(local_stack)["status"]["lastHandledReconcileAt"] == credential_digest(

@@ -10,6 +10,7 @@ import pytest
 
 from gitops_infra import checks
 from gitops_infra.components.eks_cluster import EksClusterArgs, NewVpcArgs, NodeGroupArgs
+from gitops_infra.components.flux import FluxBootstrapArgs, GitHubAppSecretOptions, SyncOptions
 from gitops_infra.config import load_config
 from gitops_infra.errors import ConfigError
 from gitops_infra.policy import rules
@@ -176,3 +177,119 @@ def test_the_longest_cluster_name_is_derived_from_the_longest_iam_role() -> None
 def test_kubernetes_version_floor_compares_numbers_not_text(version: str, floor: str, ok: bool) -> None:
     assert (checks.kubernetes_version_problem(version, floor) is None) is ok
     assert checks.kubernetes_version_problem("1.100", "1.33") is None  # "1.100" < "1.33" as text
+
+
+def _verdict(make: Any) -> bool:
+    try:
+        make()
+    except ConfigError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    ("ami_type", "version", "valid"),
+    [
+        ("AL2023_x86_64_STANDARD", "1.33", True),
+        ("AL2023_ARM_64_STANDARD", "1.34", True),
+        ("BOTTLEROCKET_x86_64_NVIDIA", "1.33", True),
+        ("WINDOWS_CORE_2022_x86_64", "1.33", True),
+        ("AL2_x86_64", "1.33", False),  # EKS has no AL2 AMI from 1.33 on
+        ("AL2_ARM_64", "1.35", False),
+        ("AL2023_X86_64_STANDARD", "1.33", False),  # EKS's AMI types are case-sensitive
+        ("CUSTOM", "1.33", False),  # a launch template's AMI, and the platform makes no launch template
+        ("ubuntu", "1.33", False),
+    ],
+)
+def test_config_and_args_agree_on_a_node_groups_ami_type(ami_type: str, version: str, valid: bool) -> None:
+    raw = copy.deepcopy(MINIMAL)
+    raw["cluster"]["kubernetesVersion"] = version
+    raw["cluster"]["nodeGroups"][0]["amiType"] = ami_type
+    group = NodeGroupArgs("system", ["t3.large"], 1, 3, 2, ami_type=ami_type)
+    zones = ["eu-west-1a", "eu-west-1b"]
+    network = NewVpcArgs(cidr="10.0.0.0/16", availability_zones=zones)
+    verdicts = {
+        "config": _verdict(lambda: load_config(raw, stack="test")),
+        "args": _verdict(lambda: EksClusterArgs(version, network=network, node_groups=[group])),
+    }
+    assert verdicts == {"config": valid, "args": valid}
+
+
+APP = {"appId": 1, "installationId": 2, "privateKey": "fluxAppKey"}
+
+
+def _app_config(app: dict[str, Any], url: str | None = None) -> dict[str, Any]:
+    raw = copy.deepcopy(MINIMAL)
+    raw["git"] = {**raw["git"], "githubApp": {**APP, **app}, **({"url": url} if url is not None else {})}
+    raw["fluxAppKey"] = "mock-app-pem"
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("value", "valid"),
+    [
+        (123456, True),
+        ("123456", True),  # pulumi-github's own github:appAuth takes the ID as a string
+        (str(2**63 - 1), True),
+        (str(2**63), False),
+        ("0", False),
+        (0, False),
+        (-1, False),
+        ("-1", False),
+        (True, False),
+        (1.0, False),
+        ("12a", False),
+        (" 1", False),
+        ("", False),
+    ],
+)
+def test_config_and_args_agree_on_a_github_app_id(value: Any, valid: bool) -> None:
+    raw = _app_config({"appId": value})
+    verdicts = {
+        "config": _verdict(lambda: load_config(raw, stack="test")),
+        "args": _verdict(lambda: GitHubAppSecretOptions(app_id=value, installation_id=2, private_key="k")),
+    }
+    assert verdicts == {"config": valid, "args": valid}
+
+
+@pytest.mark.parametrize(
+    ("base_url", "url", "valid"),
+    [
+        ("https://ghe.example.com/api/v3", "https://ghe.example.com/acme/fleet", True),
+        ("https://ghe.example.com/api/v3", "https://github.com/acme/fleet", False),
+        (None, "https://ghe.example.com/acme/fleet", False),
+        (None, "https://github.com/acme/fleet", True),
+        ("https://api.octo.ghe.com", "https://octo.ghe.com/acme/fleet", True),
+        ("https://api.github.com", "https://ghe.example.com/acme/fleet", False),
+        ("http://ghe.example.com/api/v3", "https://ghe.example.com/acme/fleet", False),
+    ],
+)
+def test_config_and_args_agree_on_the_github_an_app_fetches_from(
+    base_url: str | None, url: str, valid: bool
+) -> None:
+    raw = _app_config({"baseUrl": base_url} if base_url is not None else {}, url)
+
+    def args() -> object:
+        source = GitHubAppSecretOptions(app_id=1, installation_id=2, private_key="k", base_url=base_url)
+        return FluxBootstrapArgs(source=source, sync=SyncOptions(url=url, path="clusters/test"))
+
+    verdicts = {"config": _verdict(lambda: load_config(raw, stack="test")), "args": _verdict(args)}
+    assert verdicts == {"config": valid, "args": valid}
+
+
+@pytest.mark.parametrize(
+    ("api_url", "host"),
+    [
+        (None, "github.com"),
+        ("https://api.github.com", "github.com"),
+        ("https://api.github.com/", "github.com"),
+        ("https://ghe.example.com/api/v3", "ghe.example.com"),
+        ("https://GHE.example.com:443/api/v3/", "ghe.example.com"),
+        ("https://ghe.example.com:8443/api/v3", "ghe.example.com:8443"),
+        ("https://api.octo.ghe.com", "octo.ghe.com"),
+        # An Enterprise Server whose own name starts with api. serves its API under /api/v3: keep the name.
+        ("https://api.corp.example.com/api/v3", "api.corp.example.com"),
+    ],
+)
+def test_the_github_an_api_serves_is_told_apart_as_flux_does(api_url: str | None, host: str) -> None:
+    assert checks.github_host(api_url) == host

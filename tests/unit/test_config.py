@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pytest
 
+from gitops_infra import checks
 from gitops_infra.components.deploy_key import KeyAlgorithm
 from gitops_infra.components.eks_cluster import ALL_LOG_TYPES, EndpointAccess, NatGateways
 from gitops_infra.components.flux import DEFAULT_COMPONENTS, FLUX_CHART_VERSION, FLUX_NAMESPACE, FluxComponent
@@ -538,3 +539,98 @@ def test_app_workloads_and_flux_need_namespaces_of_their_own(minimal: dict[str, 
         "gitops-infra:environment.serviceNamespace: 'flux-system' is also flux.namespace; app workloads "
         "and Flux need namespaces of their own",
     )
+
+
+# -- node group AMI types ------------------------------------------------------------------------------
+
+
+def _second_group(minimal: dict[str, Any], ami_type: Any) -> None:
+    first = minimal["cluster"]["nodeGroups"][0]
+    minimal["cluster"]["nodeGroups"].append({**first, "name": "arm", "amiType": ami_type})
+
+
+@pytest.mark.parametrize(
+    ("ami_type", "al2023", "bottlerocket"),
+    [
+        ("AL2_x86_64", "AL2023_x86_64_STANDARD", "BOTTLEROCKET_x86_64"),
+        ("AL2_ARM_64", "AL2023_ARM_64_STANDARD", "BOTTLEROCKET_ARM_64"),
+        ("AL2_x86_64_GPU", "AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA"),
+    ],
+)
+@pytest.mark.parametrize("version", ["1.33", "1.34"])
+def test_amazon_linux_2_from_kubernetes_1_33_on_is_refused_naming_the_group_and_its_successors(
+    minimal: dict[str, Any], ami_type: str, al2023: str, bottlerocket: str, version: str
+) -> None:
+    # EKS publishes no AL2 AMI from 1.33 on, and refuses the node group only after the cluster is made.
+    minimal["cluster"]["kubernetesVersion"] = version
+    _second_group(minimal, ami_type)
+    assert problems_of(minimal) == (
+        "gitops-infra:cluster.nodeGroups[1].amiType: Amazon Linux 2 has no EKS AMI for Kubernetes 1.33 or "
+        f"later, so EKS refuses it there: use {al2023} (Amazon Linux 2023) or {bottlerocket} (Bottlerocket)",
+    )
+
+
+def test_amazon_linux_2_is_judged_by_the_version_not_on_its_own() -> None:
+    # The pinned Flux needs 1.33 anyway, so the config never gets here with an older one: the rule can.
+    assert checks.ami_type_version_problem("AL2_x86_64", "1.32") is None
+    assert checks.ami_type_version_problem("AL2_x86_64", "1.100") is not None  # numbers, not text
+    assert checks.ami_type_version_problem("AL2_x86_64", "latest") is None  # the version's own problem
+    assert checks.ami_type_version_problem("AL2023_x86_64_STANDARD", "1.33") is None
+
+
+@pytest.mark.parametrize(
+    ("ami_type", "expected"),
+    [
+        # A wrong case is the likely slip (x86_64, but ARM_64): say the spelling EKS takes.
+        ("AL2023_X86_64_STANDARD", "must be written AL2023_x86_64_STANDARD: EKS's AMI types are case-sens"),
+        ("bottlerocket_arm_64", "must be written BOTTLEROCKET_ARM_64: EKS's AMI types are case-sensitive"),
+        ("CUSTOM", "CUSTOM is for a launch template with an AMI of its own, and the platform makes none"),
+        ("UBUNTU_22_04", "must be an EKS AMI type, such as AL2023_x86_64_STANDARD, AL2023_ARM_64_STANDARD"),
+        ("", "must be an EKS AMI type, such as AL2023_x86_64_STANDARD"),
+        (["AL2023_x86_64_STANDARD"], "Input should be a valid string"),
+    ],
+)
+def test_an_ami_type_eks_would_refuse_is_refused_by_its_key(
+    minimal: dict[str, Any], ami_type: Any, expected: str
+) -> None:
+    _second_group(minimal, ami_type)
+    (problem,) = problems_of(minimal)
+    assert problem.startswith(f"gitops-infra:cluster.nodeGroups[1].amiType: {expected}"), problem
+
+
+def test_every_ami_type_but_amazon_linux_2_loads_on_kubernetes_1_33(minimal: dict[str, Any]) -> None:
+    group = minimal["cluster"]["nodeGroups"][0]
+    for ami_type in checks.EKS_AMI_TYPES:
+        group["amiType"] = ami_type
+        if ami_type in checks.AL2_SUCCESSORS:
+            assert problems_of(minimal), ami_type
+        else:
+            assert load_config(minimal, stack="test").cluster.node_groups[0].ami_type == ami_type
+
+
+def test_the_ami_types_are_ekss_own(minimal: dict[str, Any]) -> None:
+    # Each one the platform takes is in EKS's API model (botocore's), and so is each suggested successor.
+    import gzip
+    from pathlib import Path
+
+    import botocore
+
+    model = Path(botocore.__file__).parent / "data" / "eks" / "2017-11-01" / "service-2.json.gz"
+    eks_types = set(json.loads(gzip.decompress(model.read_bytes()))["shapes"]["AMITypes"]["enum"])
+    assert set(checks.EKS_AMI_TYPES) <= eks_types
+    assert {successor for pair in checks.AL2_SUCCESSORS.values() for successor in pair} <= eks_types
+    assert checks.CUSTOM_AMI_TYPE in eks_types and checks.CUSTOM_AMI_TYPE not in checks.EKS_AMI_TYPES
+
+
+def test_load_stack_config_reads_github_base_url_from_the_github_namespace(minimal: dict[str, Any]) -> None:
+    minimal["git"]["scaffold"] = True
+    config = {f"gitops-infra:{key}": json.dumps(value) for key, value in minimal.items()}
+    config["github:baseUrl"] = "https://ghe.example.com/"
+
+    def program() -> Any:
+        with pytest.raises(ConfigError) as info:
+            load_stack_config(pulumi.Config("gitops-infra"))
+        return info.value.problems
+
+    (problem,) = run(program, config=config).result
+    assert problem.startswith("github:baseUrl: is not read: the platform makes its own GitHub provider")

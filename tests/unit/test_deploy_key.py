@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pulumi
 import pytest
 
@@ -71,9 +73,23 @@ def test_private_key_resolves_only_after_github_has_the_key() -> None:
 
 def test_rotation_replaces_key_pair_and_deploy_key_create_before_delete() -> None:
     graph = build(DeployKeyArgs(repository="fleet", rotation="2026-02")).graph
+    assert json.loads(graph.one(TLS_KEY).replacement_trigger)["rotation"] == "2026-02"
+    assert graph.one(GH_KEY).replacement_trigger == "2026-02"
     for resource in (graph.one(TLS_KEY), graph.one(GH_KEY)):
-        assert resource.replacement_trigger == "2026-02"
         assert resource.delete_before_replace is False
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"read_only": False}, {"repository": "platform-fleet"}, {"title": "flux-prod"}],
+    ids=["read_only", "repository", "title"],
+)
+def test_what_replaces_the_deploy_key_replaces_the_key_pair_too(change: dict[str, object]) -> None:
+    # GitHub refuses a key already registered: a new deploy key needs a new key pair.
+    before = build(DeployKeyArgs(repository="fleet")).graph.one(TLS_KEY)
+    after = build(DeployKeyArgs(**{"repository": "fleet", **change})).graph.one(TLS_KEY)  # type: ignore[arg-type]
+    assert before.replacement_trigger != after.replacement_trigger
+    assert before.inputs == after.inputs
 
 
 def test_rotation_value_changes_the_trigger_the_engine_diffs() -> None:

@@ -287,6 +287,29 @@ def test_bad_args_fail_before_any_resource(overrides: dict[str, Any], expected: 
     assert any(problem.startswith(expected) for problem in info.value.problems), info.value.problems
 
 
+def test_an_ami_type_eks_refuses_is_named_by_its_group_before_any_resource() -> None:
+    groups = [group(), group("gpu", ami_type="AL2_x86_64_GPU"), group("custom", ami_type="CUSTOM")]
+    with pytest.raises(ConfigError) as info:
+        new_vpc_args(kubernetes_version="1.34", node_groups=groups)
+    assert info.value.problems == (
+        "EksClusterArgs.node_groups[1].ami_type: Amazon Linux 2 has no EKS AMI for Kubernetes 1.33 or later, "
+        "so EKS refuses it there: use AL2023_x86_64_NVIDIA (Amazon Linux 2023) or BOTTLEROCKET_x86_64_NVIDIA "
+        "(Bottlerocket)",
+        "EksClusterArgs.node_groups[2].ami_type: CUSTOM is for a launch template with an AMI of its own, and "
+        "the platform makes none: use an EKS-optimized type such as AL2023_x86_64_STANDARD or "
+        "BOTTLEROCKET_x86_64",
+    )
+
+
+def test_an_ami_type_or_version_not_known_yet_is_left_to_eks() -> None:
+    # An Output is checked by the provider when it resolves, as every Args field is.
+    al2 = group(ami_type="AL2_x86_64")
+    with pytest.raises(ConfigError, match=re.escape("node_groups[0].ami_type: Amazon Linux 2")):
+        new_vpc_args(node_groups=[al2])
+    new_vpc_args(kubernetes_version=pulumi.Output.from_input("1.34"), node_groups=[al2])
+    new_vpc_args(node_groups=[group(ami_type=pulumi.Output.from_input("AL2_x86_64"))])
+
+
 # -- what a real `pulumi up` would get wrong -------------------------------------------------------------
 
 OTHER_ADMIN = "arn:aws:iam::111111111111:role/break-glass"

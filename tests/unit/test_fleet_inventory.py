@@ -404,6 +404,21 @@ def test_a_bad_job_argument_is_named(change: dict[str, Any], why: str) -> None:
         indexed_job(**arguments)
 
 
+def test_job_help_names_the_kubernetes_version_the_job_needs() -> None:
+    # backoffLimitPerIndex and FailIndex: beta (on by default) from 1.29, GA in 1.33; older servers refuse.
+    job = indexed_job(op=Operation.DRIFT, shards=2, image="fleet:1")["spec"]
+    assert job["backoffLimitPerIndex"] == 1
+    assert job["podFailurePolicy"]["rules"][0]["action"] == "FailIndex"
+    result = CliRunner().invoke(main, ["fleet", "job", "--help"], terminal_width=200)
+    assert result.exit_code == EXIT_OK, result.output
+    help_text = " ".join(result.stdout.split())
+    assert (
+        "Needs Kubernetes 1.29 or later: backoffLimitPerIndex and the podFailurePolicy action FailIndex"
+        in help_text
+    )
+    assert "GA in 1.33. An older API server refuses the Job." in help_text
+
+
 # -- the merged report -------------------------------------------------------------------------------------
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -521,25 +521,26 @@ def test_the_git_repository_reads_the_secret_the_source_names_after_it_is_update
 APP_URL = "https://github.com/acme/fleet"
 
 
-def app_bootstrap(**app: Any) -> Run[FluxBootstrap]:
+def app_bootstrap(url: str = APP_URL, **app: Any) -> Run[FluxBootstrap]:
     def program() -> FluxBootstrap:
         provider = k8s.Provider("cluster", kubeconfig=MOCK_KUBECONFIG)
         source = GitHubAppSecretOptions(
             **{"app_id": 123, "installation_id": 456, "private_key": pulumi.Output.secret("mock-pem"), **app}
         )
-        args = FluxBootstrapArgs(source=source, sync=SyncOptions(url=APP_URL, path="clusters/dev"))
+        args = FluxBootstrapArgs(source=source, sync=SyncOptions(url=url, path="clusters/dev"))
         return FluxBootstrap("flux", args, opts=pulumi.ResourceOptions(providers=[provider]))
 
     return run(program, outputs=lambda f: {"namespace": f.namespace, "url": f.repository_url})
 
 
 def test_a_github_app_source_is_its_own_secret_read_by_provider_github_over_https() -> None:
-    result = app_bootstrap(base_url="https://github.example.com/api/v3")
+    url = "https://github.example.com/acme/fleet"  # on the GitHub Enterprise Server the token is for
+    result = app_bootstrap(url, base_url="https://github.example.com/api/v3")
     graph = result.graph
     (secret,) = graph.of_type(SECRET)
     assert secret.name == "flux-github-app-auth"
     assert secret.input("metadata.name") == GITHUB_APP_SECRET_NAME != FLUX_SECRET_NAME
-    # The keys source-controller v1.8.5 reads (fluxcd/pkg/auth v0.38.5, githubapp/client.go).
+    # The keys source-controller v1.8.2 reads (fluxcd/pkg/auth v0.38.4, githubapp/client.go).
     assert secret.inputs["stringData"] == {
         "githubAppID": "123",
         "githubAppInstallationID": "456",
@@ -549,7 +550,7 @@ def test_a_github_app_source_is_its_own_secret_read_by_provider_github_over_http
     assert secret.is_secret("stringData.githubAppPrivateKey")
     repository = graph.one(GIT_REPOSITORY)
     assert repository.inputs["spec"]["provider"] == "github"
-    assert repository.inputs["spec"]["url"] == APP_URL
+    assert repository.inputs["spec"]["url"] == url
     assert repository.inputs["spec"]["secretRef"] == {"name": GITHUB_APP_SECRET_NAME}
     assert secret.urn in repository.dependencies
     request = repository.input("metadata.annotations")[RECONCILE_REQUEST_ANNOTATION]
@@ -561,7 +562,7 @@ def test_a_github_app_source_is_its_own_secret_read_by_provider_github_over_http
     ("field", "value", "expected"),
     [
         ("app_id", 0, "GitHubAppSecretOptions.app_id: must be a positive whole number"),
-        ("installation_id", "456", "GitHubAppSecretOptions.installation_id: must be a positive whole"),
+        ("installation_id", "4x6", "GitHubAppSecretOptions.installation_id: must be a positive whole"),
         ("base_url", "http://github.example.com", "GitHubAppSecretOptions.base_url: must be an https://"),
     ],
 )

@@ -214,6 +214,44 @@ def test_github_app_keys_are_planned_as_secrets_and_shown_nowhere(tmp_path: Path
     assert not [name for name in resources if "deploy-key" in name or name.endswith("-key")]
 
 
+def test_a_github_app_on_an_enterprise_server_plans_its_clone_and_scaffold_on_that_server(
+    tmp_path: Path,
+) -> None:
+    config = _committed("dev")
+    git = dict(config["gitops-infra:git"])  # type: ignore[call-overload]
+    git.pop("deployKey", None)
+    # The IDs as digit strings, the form pulumi-github's own github:appAuth takes.
+    git["githubApp"] = {
+        "appId": "123456",
+        "installationId": "7890123",
+        "privateKey": "fluxAppKey",
+        "baseUrl": "https://ghe.example.com/api/v3",
+    }
+    config |= {
+        "gitops-infra:git": {**git, "scaffold": True},
+        "gitops-infra:github": {"appAuth": {"id": "3", "installationId": "4", "pemFile": "providerPem"}},
+    }
+    project = _project(tmp_path, config)
+
+    result = _plan("test", "--cwd", str(project), "--json")
+
+    assert result.exit_code == EXIT_OK, result.output
+    resources = _by_name(json.loads(result.stdout))
+    (repository,) = [r for r in resources.values() if r["type"].endswith(":GitRepository")]
+    assert repository["inputs"]["spec"]["url"] == "https://ghe.example.com/example-org/fleet"
+    assert repository["inputs"]["spec"]["provider"] == "github"
+    # The repository files the scaffold commits go to the same server, through the provider's API.
+    assert resources["gitops-dev-github"]["inputs"]["baseUrl"] == "https://ghe.example.com/"
+    assert resources["gitops-dev-github"]["inputs"]["appAuth"] == SECRET
+
+    # A url on github.com would be the token of one GitHub presented to another: refused before the plan.
+    config["gitops-infra:git"] = {**git, "url": "https://github.com/example-org/fleet"}
+    refused = _plan("test", "--cwd", str(_project(tmp_path, config)))
+    assert refused.exit_code == EXIT_ERROR
+    assert "gitops-infra:git: url: must be on ghe.example.com" in refused.stderr
+    assert "Traceback" not in refused.output
+
+
 def test_a_mocked_run_walks_no_stack_and_leaves_pulumis_walker_as_it_was(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -28,9 +28,20 @@ READY = {"type": "Ready", "status": "True", "reason": "Succeeded", "message": "s
 REQUEST = {"reconcile.fluxcd.io/requestedAt": "sha256-new"}
 
 
-def test_a_handled_request_gives_flux_s_own_words() -> None:
+def test_a_handled_request_gives_flux_s_own_words_and_says_flux_switched_already_and_the_way_back() -> None:
     handled = {"lastHandledReconcileAt": "sha256-new", "conditions": [REFUSED]}
-    assert not_ready_reasons(_deployment(_repository(REQUEST, handled))) == [
+    assert not_ready_reasons(_deployment(_repository(REQUEST, handled)), stack="prod") == [
+        "GitRepository flux-system/flux-system is not Ready (GitOperationFailed): unable to authenticate. "
+        "Flux already fetches with the credential this update wrote (its Secret is updated in place), and "
+        "applies nothing new from git until that credential works; the credential it replaced stays "
+        "registered until an update succeeds. To go back, undo the change and run up, or run "
+        "`gitops-infra rollback prod previous`"
+    ]
+
+
+def test_an_object_without_a_credential_request_gives_flux_s_words_alone() -> None:
+    failed = {"conditions": [REFUSED]}
+    assert not_ready_reasons(_deployment(_repository({}, failed))) == [
         "GitRepository flux-system/flux-system is not Ready (GitOperationFailed): unable to authenticate"
     ]
 
