@@ -15,7 +15,9 @@ cluster, a destroy first:
    (``kubernetes.io/pvc-protection``), and a StatefulSet or Deployment makes its pods again, so before
    the claims go, so does what mounts them: each such pod's top controller (its StatefulSet, the
    Deployment of its ReplicaSet, its DaemonSet, the CronJob of its Job, an operator's object), or the pod
-   itself when it has none, and the drain waits for those pods to be gone;
+   itself when it has none, and the drain waits for those pods to be gone. A claim one of Flux's own
+   controllers mounts stays, with the controller: the destroy still needs Flux to clear its sync
+   objects' finalizers, and uninstalls it after them;
 3. where Karpenter runs (its CRDs are served), deletes its NodePools and NodeClaims and waits until every
    NodeClaim is gone, which Karpenter allows once it has terminated the node's EC2 instance; then its
    EC2NodeClasses, whose instance profiles it deletes the same way. Karpenter's instances are in no
@@ -34,6 +36,7 @@ resource of the stack. A kubeconfig from config (``cluster.existing``) or from a
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -291,6 +294,19 @@ _CORE_OWNERS = {"ReplicationController": "replicationcontrollers"}
 """The core group's one kind that controls pods (``Node`` owns a static pod's mirror: not the app's)."""
 
 
+_FLUX_IMAGE = re.compile(r"(^|/)(fluxcd/[a-z-]+-controller|controlplaneio-fluxcd/flux-operator)([:@]|$)")
+
+
+def _flux_pod(pod: Mapping[str, Any]) -> bool:
+    """Whether the pod runs one of Flux's controllers (by its image, or the label Flux's manifests set)."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if labels.get("app.kubernetes.io/part-of") == "flux":
+        return True
+    spec = pod.get("spec") or {}
+    containers = [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+    return any(isinstance(c, Mapping) and _FLUX_IMAGE.search(str(c.get("image") or "")) for c in containers)
+
+
 def _mounted_claims(pod: Mapping[str, Any]) -> set[str]:
     """The claims a pod that has not ended mounts (pvc-protection ignores an ended pod)."""
     if (pod.get("status") or {}).get("phase") in {"Succeeded", "Failed"}:
@@ -378,6 +394,18 @@ class _Drainer:
                 if kind is _SERVICE and (obj.get("spec") or {}).get("type") != "LoadBalancer":
                     continue
                 found.append((kind, obj))
+        if any(kind is _CLAIM for kind in kinds):
+            # A claim one of Flux's controllers mounts (a persistent source-controller) stays, with its
+            # controller: Pulumi's destroy still needs Flux to clear its sync objects' finalizers, and
+            # uninstalls Flux, with the claim, after them.
+            claims = [obj for kind, obj in found if kind is _CLAIM]
+            kept = {
+                (_key(pod)[0], claim)
+                for pod, mounted in self._pods_mounting(claims)
+                if _flux_pod(pod)
+                for claim in mounted
+            }
+            found = [(kind, obj) for kind, obj in found if kind is not _CLAIM or _key(obj) not in kept]
         return sorted(found, key=lambda item: (item[0].kind, *_key(item[1])))
 
     def planned(self, kinds: tuple[_Kind, ...]) -> list[KubeObject]:
@@ -429,21 +457,28 @@ class _Drainer:
             current = _Workload(_described(kind, owner), at, _uid(owner))
         return current
 
-    def _mounting(
+    def _pods_mounting(
         self, claims: Sequence[Mapping[str, Any]]
-    ) -> list[tuple[_Workload, KubeObject, frozenset[str]]]:
-        """Each pod that mounts one of ``claims``: what keeps it, the pod, and the claims it mounts."""
+    ) -> Iterator[tuple[Mapping[str, Any], frozenset[str]]]:
+        """Each pod that mounts one of ``claims``, with the claims it mounts (one LIST per namespace)."""
         wanted: dict[str, set[str]] = {}
         for claim in claims:
             namespace, name = _key(claim)
             wanted.setdefault(namespace, set()).add(name)
-        found = []
         for namespace, names in sorted(wanted.items()):
             pods = self._answer(partial(self._apis.core.list_namespaced_pod, namespace, _request_timeout=_RT))
             for pod in (pods or {}).get("items") or []:
                 mounted = _mounted_claims(pod) & names if isinstance(pod, Mapping) else set()
                 if mounted:
-                    found.append((self._top(pod), _described("Pod", pod), frozenset(mounted)))
+                    yield pod, frozenset(mounted)
+
+    def _mounting(
+        self, claims: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[_Workload, KubeObject, frozenset[str]]]:
+        """Each pod that mounts one of ``claims``: what keeps it, the pod, and the claims it mounts."""
+        found = [
+            (self._top(pod), _described("Pod", pod), mounted) for pod, mounted in self._pods_mounting(claims)
+        ]
         return sorted(found, key=lambda item: (str(item[0].described), str(item[1])))
 
     def _remove_mounting(self, claims: list[Mapping[str, Any]]) -> list[KubeObject]:

@@ -142,8 +142,9 @@ class DrainResult:
     suspended: tuple[KubeObject, ...] = ()
     """The Kustomizations and HelmReleases suspended, so nothing is applied again."""
     deleted: tuple[KubeObject, ...] = ()
-    """Ingresses and Gateways, LoadBalancer Services, then PersistentVolumeClaims: in the order deleted,
-    each one gone before the destroy began."""
+    """Ingresses and Gateways, LoadBalancer Services, what mounted the claims (a StatefulSet, say), the
+    PersistentVolumeClaims and their volumes, then Karpenter's objects: in the order deleted, each one
+    gone before the destroy began."""
     skipped: str | None = None
     """Why nothing was drained (the cluster is not the stack's; ``drain=False``), or ``None``."""
     planned: bool = False

@@ -296,8 +296,9 @@ def destroy(
     another stack is refused for any stack. A preview needs no confirmation.
 
     A stack that made its cluster is drained first, within ``drain_timeout`` seconds (see ``_drain``):
-    Flux suspended, then its Ingresses and Gateways, LoadBalancer Services and PersistentVolumeClaims
-    deleted and gone, so that the controllers that made AWS resources for them delete those. When the
+    Flux suspended, then its Ingresses and Gateways, LoadBalancer Services, what mounts its
+    PersistentVolumeClaims, the claims, and Karpenter's NodePools, NodeClaims and EC2NodeClasses deleted
+    and gone, so that the controllers that made AWS resources for them delete those. When the
     drain cannot finish, ``DrainError`` names what is left and nothing is destroyed. ``drain=False``
     skips it (the result says so). ``on_drain`` is called as each object is suspended, deleted and gone.
     After the destroy, each EKS cluster the stack made is swept, in its account (as the stack's AWS

@@ -100,6 +100,52 @@ def _manifests() -> str:
             },
         },
         {
+            # A source-controller kept on a volume of its own: the drain leaves Flux's claim and Flux.
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": "pv-flux-storage"},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "persistentVolumeReclaimPolicy": "Retain",
+                "storageClassName": "",
+                "claimRef": {"namespace": NAMESPACE, "name": "flux-storage"},
+                "hostPath": {"path": "/var/lib/flux-storage"},
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "flux-storage", "namespace": NAMESPACE},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "",
+                "volumeName": "pv-flux-storage",
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "source-controller", "namespace": NAMESPACE},
+            "spec": {
+                "selector": {"matchLabels": {"app": "source-controller"}},
+                "template": {
+                    "metadata": {"labels": {"app": "source-controller"}},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "manager",
+                                "image": "ghcr.io/fluxcd/source-controller:v1.8.2",
+                                "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                            }
+                        ],
+                        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "flux-storage"}}],
+                    },
+                },
+            },
+        },
+        {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
             "metadata": {"name": "web", "namespace": NAMESPACE},
@@ -385,6 +431,8 @@ def project(
             wait_until(
                 lambda: _gone(core.read_persistent_volume, "pv-data-db-0"), "the workloads' volume to go"
             )
+            if not _gone(core.read_persistent_volume, "pv-flux-storage"):  # Retain: nobody deletes it
+                core.delete_persistent_volume("pv-flux-storage")
 
 
 def test_a_drain_removes_what_mounts_the_claims_then_the_claims_then_karpenter_s_nodes(
@@ -463,8 +511,13 @@ def test_a_drain_removes_what_mounts_the_claims_then_the_claims_then_karpenter_s
         None,
         [],
     )
-    # The Deployment mounts no claim and made nothing in AWS: it is left to go with the cluster.
+    # The Deployment mounts no claim and made nothing in AWS: it is left to go with the cluster. Flux's
+    # own controller and its claim are left too: Pulumi's destroy needs Flux, and uninstalls it after.
     assert apps.read_namespaced_deployment("web", NAMESPACE).status.available_replicas == 2
+    assert apps.read_namespaced_deployment("source-controller", NAMESPACE).status.available_replicas == 1
+    assert not core.read_namespaced_persistent_volume_claim(
+        "flux-storage", NAMESPACE
+    ).metadata.deletion_timestamp
     steps = log.read_text().splitlines()
     assert steps.index("released service web (db pods: 1)") < steps.index("deleted volume pv-data-db-0")
     assert steps.index("deleted volume pv-data-db-0") < steps.index("released nodeclaim general-abcde")
