@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ._nodes import start_nodes
-from ._processes import READY_SECONDS, Processes, free_port, says_ok
+from ._processes import READY_SECONDS, Processes, component_flags, free_port, says_ok
 from ._project import SETUP_HINT, SSHD, Toolchain, commit_all, git, require_local_extra, set_identity
 
 try:
@@ -323,12 +323,7 @@ class LocalCluster(_Harness):
             "kube-controller-manager",
             [
                 self.toolchain.binary("kube-controller-manager"),
-                f"--kubeconfig={kubeconfig}",
-                f"--authentication-kubeconfig={kubeconfig}",
-                f"--authorization-kubeconfig={kubeconfig}",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={port}",
-                "--leader-elect=false",
+                *component_flags(kubeconfig, port),
                 f"--service-account-private-key-file={pki.service_account_key}",
                 f"--root-ca-file={pki.ca_cert}",
                 f"--cluster-signing-cert-file={pki.ca_cert}",

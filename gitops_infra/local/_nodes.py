@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._processes import READY_SECONDS, Process, Processes, free_port, says_ok, tail
+from ._processes import READY_SECONDS, Process, Processes, component_flags, free_port, says_ok, tail
 from ._project import SETUP_HINT, Toolchain
 
 __all__ = ["ALLOCATABLE", "KWOK_ANNOTATION", "NODE_NAMES", "start_nodes"]
@@ -65,12 +65,7 @@ def _start_scheduler(processes: Processes, toolchain: Toolchain, kubeconfig: Pat
         "kube-scheduler",
         [
             toolchain.binary("kube-scheduler"),
-            f"--kubeconfig={kubeconfig}",
-            f"--authentication-kubeconfig={kubeconfig}",
-            f"--authorization-kubeconfig={kubeconfig}",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={port}",
-            "--leader-elect=false",
+            *component_flags(kubeconfig, port),
         ],
     )
     return scheduler, port

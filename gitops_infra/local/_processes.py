@@ -18,7 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["READY_SECONDS", "STOP_SECONDS", "Process", "Processes", "free_port", "says_ok", "tail"]
+__all__ = [
+    "READY_SECONDS",
+    "STOP_SECONDS",
+    "Process",
+    "Processes",
+    "component_flags",
+    "free_port",
+    "says_ok",
+    "tail",
+]
 
 READY_SECONDS = 90.0
 """How long a component may take to become ready before the harness gives up with its log."""
@@ -30,6 +39,19 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def component_flags(kubeconfig: str | Path, port: int) -> list[str]:
+    """The flags a Kubernetes control-plane component (controller manager, scheduler) takes here: the
+    admin kubeconfig for the API and for delegated authn/authz, loopback on ``port``, no leader election."""
+    return [
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+        "--leader-elect=false",
+    ]
 
 
 def says_ok(url: str, context: ssl.SSLContext | None = None) -> bool:

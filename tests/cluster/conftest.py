@@ -177,6 +177,19 @@ def local_settings(
     }
 
 
+def drain_settings(tmp_path: Path, fleet: FleetServer, *, name: str, **more: str) -> dict[str, str]:
+    """The drain fixture's settings for a test named ``name``: its log, the fleet server, the fleet path
+    ``clusters/<name>`` and Flux's namespace ``flux-<name>``, and ``more``."""
+    return {
+        "log": str(tmp_path / "order.log"),
+        "knownHosts": fleet.known_hosts,
+        "url": fleet.url,
+        "path": f"clusters/{name}",
+        "namespace": f"flux-{name}",
+        **more,
+    }
+
+
 @pytest.fixture
 def local_stack(
     request: pytest.FixtureRequest,

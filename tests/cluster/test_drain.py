@@ -28,7 +28,7 @@ from gitops_infra.cli import main
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
 from ..support import TOOLCHAIN, drain_project, secret_leaks_in_texts, workspace
-from .conftest import ENGINE, wait_until
+from .conftest import ENGINE, drain_settings, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -258,13 +258,7 @@ def project(
         path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir],
         kubeconfig=cluster.kubeconfig,
         private_key=deploy_key.private_key,
-        settings={
-            "log": str(tmp_path / "order.log"),
-            "knownHosts": fleet.known_hosts,
-            "url": fleet.url,
-            "path": "clusters/drain",
-            "namespace": "flux-drain",
-        },
+        settings=drain_settings(tmp_path, fleet, name="drain"),
     )
     stack = auto.Stack.select(STACK, workspace(root, env))
     _gateway_api(cluster.api())

@@ -28,7 +28,7 @@ from gitops_infra.errors import DrainError
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
 from ..support import TOOLCHAIN, drain_project, workspace
-from .conftest import ENGINE, wait_until
+from .conftest import ENGINE, drain_settings, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -385,16 +385,14 @@ def project(
         path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir],
         kubeconfig=cluster.kubeconfig,
         private_key=deploy_key.private_key,
-        settings={
-            "log": str(tmp_path / "order.log"),
-            "knownHosts": fleet.known_hosts,
-            "url": fleet.url,
-            "path": "clusters/workloads",
-            "namespace": "flux-workloads",
-            "healthChecks": json.dumps(
+        settings=drain_settings(
+            tmp_path,
+            fleet,
+            name="workloads",
+            healthChecks=json.dumps(
                 [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "namespace": NAMESPACE}]
             ),
-        },
+        ),
     )
     api = cluster.api()
     _karpenter_crds(api)
