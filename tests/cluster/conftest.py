@@ -59,6 +59,19 @@ def wait_until(condition: Callable[[], Any], what: str, timeout: float = FLUX_WA
     pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (last seen: {last!r})")
 
 
+def gone(read: Any, *args: str) -> bool:
+    """Whether ``read(*args)`` (a client's read of one object) finds nothing: 404."""
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        read(*args)
+    except ApiException as exc:
+        if exc.status == 404:
+            return True
+        raise
+    return False
+
+
 def _require_toolchain() -> None:
     if ENGINE is None or TOOLCHAIN.missing():
         unavailable("the local cluster's toolchain is not built: run `make setup`")

@@ -28,7 +28,7 @@ from gitops_infra.cli import main
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
 from ..support import TOOLCHAIN, drain_project, secret_leaks_in_texts, workspace
-from .conftest import ENGINE, drain_settings, wait_until
+from .conftest import ENGINE, drain_settings, gone, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -200,16 +200,6 @@ def _suspended(api: Any) -> bool:
     return any(k.get("spec", {}).get("suspend") for k in found["items"])
 
 
-def _gone(read: Any, *args: str) -> bool:
-    try:
-        read(*args)
-    except ApiException as exc:
-        if exc.status == 404:
-            return True
-        raise
-    return False
-
-
 def _gateway_api(api: Any) -> None:
     """The Gateway CRD, in the one version Gateway API served before 1.0, once per cluster."""
     group, version, plural = GATEWAYS
@@ -282,7 +272,7 @@ def test_destroy_drains_what_flux_made_in_order_and_a_drain_out_of_time_destroys
     log = tmp_path / "order.log"
     up(STACK, options=options)
     wait_until(
-        lambda: not _gone(core.read_namespaced_persistent_volume_claim, "data", namespace),
+        lambda: not gone(core.read_namespaced_persistent_volume_claim, "data", namespace),
         "Flux to apply the fleet's objects",
     )
 
@@ -384,19 +374,19 @@ def test_destroy_drains_what_flux_made_in_order_and_a_drain_out_of_time_destroys
             "cluster deleted",
         ]
     ), seen
-    gone = [str(o) for e, o in events if e == "gone"]
-    assert sorted(gone[:2]) == [f"Gateway {namespace}/web", f"Ingress {namespace}/web"], gone
-    assert gone[2:] == [f"Service {namespace}/web", f"PersistentVolumeClaim {namespace}/data"], gone
+    went = [str(o) for e, o in events if e == "gone"]
+    assert sorted(went[:2]) == [f"Gateway {namespace}/web", f"Ingress {namespace}/web"], went
+    assert went[2:] == [f"Service {namespace}/web", f"PersistentVolumeClaim {namespace}/data"], went
     # Only load balancers, ingresses and claims went; the stack is empty; nothing was made again.
     assert core.read_namespaced_service("internal", namespace).spec.type == "ClusterIP"
-    assert _gone(core.read_namespaced_service, "web", namespace)
+    assert gone(core.read_namespaced_service, "web", namespace)
     assert result.changes.get("delete", 0) > 0
 
     # The second act: up again makes a Kustomization of its own, not suspended, and Flux applies again.
     up(STACK, options=options)
     assert not _suspended(api)
     wait_until(
-        lambda: not _gone(core.read_namespaced_service, "web", namespace), "Flux to apply the Service again"
+        lambda: not gone(core.read_namespaced_service, "web", namespace), "Flux to apply the Service again"
     )
     texts = {
         "preview": previewed.output,

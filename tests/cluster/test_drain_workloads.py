@@ -28,7 +28,7 @@ from gitops_infra.errors import DrainError
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
 from ..support import TOOLCHAIN, drain_project, workspace
-from .conftest import ENGINE, drain_settings, wait_until
+from .conftest import ENGINE, drain_settings, gone, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -274,7 +274,7 @@ class StandIns:
             finalizers = pod.metadata.finalizers or []
             if not pod.metadata.deletion_timestamp or HOLD not in finalizers:
                 continue
-            if self.backup and _gone(self.core.read_namespaced_pod, "backup", NAMESPACE):
+            if self.backup and gone(self.core.read_namespaced_pod, "backup", NAMESPACE):
                 claim = f"data-{pod.metadata.name}"
                 self.core.create_namespaced_pod(
                     NAMESPACE,
@@ -359,16 +359,6 @@ class StandIns:
             self._stop.wait(0.2)
 
 
-def _gone(read: Any, *args: str) -> bool:
-    try:
-        read(*args)
-    except ApiException as exc:
-        if exc.status == 404:
-            return True
-        raise
-    return False
-
-
 @pytest.fixture
 def project(
     request: pytest.FixtureRequest,
@@ -423,13 +413,13 @@ def project(
                         except ApiException as exc:
                             if exc.status != 404:  # gone meanwhile, with its owner
                                 raise
-            if not _gone(core.read_namespace, NAMESPACE):
+            if not gone(core.read_namespace, NAMESPACE):
                 core.delete_namespace(NAMESPACE)
-            wait_until(lambda: _gone(core.read_namespace, NAMESPACE), "the workloads' namespace to go")
+            wait_until(lambda: gone(core.read_namespace, NAMESPACE), "the workloads' namespace to go")
             wait_until(
-                lambda: _gone(core.read_persistent_volume, "pv-data-db-0"), "the workloads' volume to go"
+                lambda: gone(core.read_persistent_volume, "pv-data-db-0"), "the workloads' volume to go"
             )
-            if not _gone(core.read_persistent_volume, "pv-flux-storage"):  # Retain: nobody deletes it
+            if not gone(core.read_persistent_volume, "pv-flux-storage"):  # Retain: nobody deletes it
                 core.delete_persistent_volume("pv-flux-storage")
 
 
@@ -498,10 +488,10 @@ def test_a_drain_removes_what_mounts_the_claims_then_the_claims_then_karpenter_s
     )
     assert said.index(("gone", "NodeClaim general-abcde")) < said.index(("deleting", "EC2NodeClass general"))
     # Nothing that made or holds an AWS resource is left, and the stack is empty.
-    assert _gone(core.read_namespaced_persistent_volume_claim, "data-db-0", NAMESPACE)
-    assert _gone(core.read_persistent_volume, "pv-data-db-0")
-    assert _gone(apps.read_namespaced_stateful_set, "db", NAMESPACE)
-    assert _gone(core.read_namespaced_service, "web", NAMESPACE)
+    assert gone(core.read_namespaced_persistent_volume_claim, "data-db-0", NAMESPACE)
+    assert gone(core.read_persistent_volume, "pv-data-db-0")
+    assert gone(apps.read_namespaced_stateful_set, "db", NAMESPACE)
+    assert gone(core.read_namespaced_service, "web", NAMESPACE)
     for plural in (NODE_POOLS, NODE_CLAIMS, NODE_CLASSES):
         assert custom.list_cluster_custom_object(*plural)["items"] == [], plural
     assert "cluster deleted" in log.read_text()
@@ -552,5 +542,5 @@ def test_a_claim_a_pod_still_mounts_is_named_with_the_pod_when_the_drain_runs_ou
         f"Pod {NAMESPACE}/backup",
         f"PersistentVolumeClaim {NAMESPACE}/data-db-0",
     ]
-    assert _gone(core.read_namespaced_persistent_volume_claim, "data-db-0", NAMESPACE)
-    assert _gone(core.read_persistent_volume, "pv-data-db-0")
+    assert gone(core.read_namespaced_persistent_volume_claim, "data-db-0", NAMESPACE)
+    assert gone(core.read_persistent_volume, "pv-data-db-0")
