@@ -270,8 +270,12 @@ def test_recover_refuses_while_plugins_of_a_killed_group_still_run(repo: Fixture
     up("dev", options=repo.options)
     process = _start_slow_up(repo)
     time.sleep(2)  # the creates are under way in the dynamic provider
+    group = _group(process.pid)
     os.killpg(process.pid, signal.SIGKILL)  # the process group only: Pulumi's plugins have their own
     process.wait(timeout=30)
+    # SIGKILL is not instant: on a loaded machine the engine (which holds the lock) can still be exiting
+    # when the group's leader has been reaped, and recover rightly refuses while it runs.
+    _wait_for(lambda: not any(_running(member) for member in group), "the killed group to exit")
     survivors = [p for p in psutil.process_iter() if _in(p, repo.root)]
     try:
         assert survivors, "no plugin outlived the group, so there is nothing to detect"
@@ -287,6 +291,22 @@ def test_recover_refuses_while_plugins_of_a_killed_group_still_run(repo: Fixture
     recover("dev", options=repo.options)
     assert not repo.locks()
     assert up("dev", options=repo.options).outputs["files"] == {"a": "one", "b": "two", "c": "three"}
+
+
+def _group(pgid: int) -> list[psutil.Process]:
+    members = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            if os.getpgid(process.pid) == pgid:
+                members.append(process)
+    return members
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _in(process: psutil.Process, root: Path) -> bool:
