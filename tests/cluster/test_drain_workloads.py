@@ -517,9 +517,16 @@ def test_a_claim_a_pod_still_mounts_is_named_with_the_pod_when_the_drain_runs_ou
     root, env = project
     options = StackOptions(work_dir=root, env=env)
     core = client.CoreV1Api(cluster.api())
+    apps = client.AppsV1Api(cluster.api())
     log = tmp_path / "stand-ins.log"
     with StandIns(cluster.api(), log):
         up(STACK, options=options)
+        # `up` waits for the Deployment's health check only; on a loaded machine the StatefulSet's pod
+        # and claim can come later, and a drain before them has nothing to hold it.
+        wait_until(
+            lambda: (apps.read_namespaced_stateful_set("db", NAMESPACE).status.ready_replicas or 0) == 1,
+            "the StatefulSet's pod to be ready",
+        )
 
     # A backup pod, which the drain could not see when it looked, mounts the claim by the time it goes:
     # Kubernetes keeps the claim, and the drain runs out of time naming the pod.
