@@ -15,7 +15,9 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-__all__ = ["NOISY", "Change", "Spread", "changes", "is_noisy", "load", "spreads"]
+from gitops_infra._files import FileRefused, read_regular_file
+
+__all__ = ["MAX_RESULTS_BYTES", "NOISY", "Change", "Spread", "changes", "is_noisy", "load", "spreads"]
 
 NOISY = 0.10
 """A series whose max and min differ by more than this share of its median is marked noisy."""
@@ -112,10 +114,20 @@ def changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
     return [Change(figure, before[figure], value) for figure, value in after.items() if figure in before]
 
 
+MAX_RESULTS_BYTES = 64 * 1024 * 1024
+"""A full run's results are tens of kilobytes; a larger file is not one."""
+
+
 def load(path: Path) -> dict[str, Any]:
-    """A results file, or ``SystemExit`` naming it and what is wrong with it."""
+    """A results file, or ``SystemExit`` naming it and what is wrong with it.
+
+    Read as ``fleet report`` reads a report (one reader): a FIFO would block the read and a device never
+    end it, so only a regular file of at most ``MAX_RESULTS_BYTES`` is read.
+    """
     try:
-        loaded = json.loads(path.read_text())
+        loaded = json.loads(read_regular_file(path, MAX_RESULTS_BYTES))
+    except FileRefused as exc:
+        raise SystemExit(f"--compare: {path}: {exc}; not a results file") from None
     except OSError as exc:
         raise SystemExit(f"--compare: cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:

@@ -8,19 +8,31 @@ what is wrong without quoting it (it may hold ciphertext or worse):
 - its aliases expand to more than ``MAX_NODES`` values (a "billion laughs" file is a few hundred bytes
   and would otherwise take minutes and gigabytes to walk);
 - a mapping repeats a key, which Pulumi's and Kubernetes' own readers refuse instead of letting the last
-  copy win.
+  copy win;
+- a value its tag cannot be (``!!int abc``, February 30th, an integer of more than 4,300 digits, which
+  Python 3.11 refuses to read: CVE-2020-10735): that file's error, at its line, never a traceback.
+
+Pulumi's own files are read as the engine reads them (``schema="pulumi"``: YAML 1.2, gopkg.in/yaml.v3's
+rules, :mod:`gitops_infra._go_yaml`); other text (a ConfigMap) as YAML 1.1, as PyYAML reads it.
 
 It imports no Pulumi: the contract check, which app teams run without any SDK, reads through it too.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import base64
+import binascii
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "YamlRefused", "load_documents", "yaml_problem"]
+from . import _go_yaml
+
+__all__ = ["MAX_DEPTH", "MAX_NODES", "Schema", "YamlRefused", "load_documents", "yaml_problem"]
+
+Schema = Literal["yaml1.1", "pulumi"]
+"""How scalars are read: YAML 1.1 as PyYAML reads it, or as the Pulumi engine reads its own files."""
 
 MAX_DEPTH = 64
 """How deeply values may nest; the stack config nests five levels at most, a ConfigMap three."""
@@ -40,12 +52,19 @@ else:
     _SafeLoader = yaml.CSafeLoader
 
 
+_TAG = "tag:yaml.org,2002:"
+_MERGE = f"{_TAG}merge"
+
+
 class _Loader(_SafeLoader):
-    """``SafeLoader`` that refuses a repeated mapping key, as the engine's reader does."""
+    """``SafeLoader`` that refuses a repeated mapping key, as the engine's reader does, and a scalar its
+    tag cannot be, where PyYAML would raise whatever Python raised (``ValueError``, ``KeyError``...)."""
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == _MERGE:  # ``<<: *base``: the merged keys may be overridden
+                continue
             key = self.construct_object(key_node, deep=True)
             try:
                 repeated = key in seen
@@ -58,6 +77,97 @@ class _Loader(_SafeLoader):
                     None, None, f"a mapping repeats the key {key!r}", mark
                 )
         return super().construct_mapping(node, deep=deep)
+
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        if not isinstance(node, ScalarNode):
+            return super().construct_object(node, deep=deep)
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, KeyError, AttributeError, TypeError, OverflowError) as exc:
+            raise _refused(_unreadable(node, exc), node) from None
+
+
+def _unreadable(node: ScalarNode, exc: Exception) -> str:
+    """Why PyYAML could not make a value of ``node``, without quoting it."""
+    tag = node.tag.removeprefix(_TAG)
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+        return "holds an integer of more than 4,300 digits, more than Python reads (CVE-2020-10735)"
+    return (
+        f"holds a value tagged !!{tag} that is not one" if tag in _SCALARS else "holds a value it cannot read"
+    )
+
+
+_SCALARS = ("int", "float", "bool", "null", "timestamp")
+
+
+class _Refused(yaml.constructor.ConstructorError):
+    """A value this reader refuses (its ``problem`` reads after the file's name), at its place."""
+
+
+def _refused(problem: str, node: Node) -> _Refused:
+    return _Refused(None, None, problem, node.start_mark)
+
+
+class _PulumiLoader(_Loader):
+    """The engine's reading of its files: gopkg.in/yaml.v3's (:mod:`gitops_infra._go_yaml`).
+
+    - A plain scalar is what yaml.v3 makes of it (``no`` is text, ``0o17`` is 15), and one with an
+      explicit tag must be what it says, as yaml.v3 requires (``!!int abc`` is refused).
+    - A tag yaml.v3 does not know (``!Ref``, ``!!set``) is ignored: the value is read by its shape.
+      ``!!binary`` is decoded to text, as yaml.v3 does.
+    - Mapping keys are text: the engine's ``SimplifyMarshalledValue`` refuses any other key.
+    """
+
+    def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode and implicit[0]:
+            return _TAG + _go_yaml.resolve(value)[0].removeprefix("!!")
+        resolved: str = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        return resolved
+
+    def construct_go_scalar(self, node: ScalarNode) -> Any:
+        tag = "!!" + node.tag.removeprefix(_TAG)
+        resolved, value = _go_yaml.resolve(node.value, tag)
+        if resolved == tag:
+            return value
+        if tag == _go_yaml.FLOAT and resolved == _go_yaml.INT:
+            return float(value)
+        raise _refused(f"holds a value tagged {tag} that is not one", node)
+
+    def construct_go_binary(self, node: ScalarNode) -> str:
+        # yaml.v3: base64.StdEncoding.DecodeString, which skips line breaks, and the bytes as a Go string.
+        text = str(self.construct_scalar(node)).replace("\n", "").replace("\r", "")
+        try:
+            return base64.b64decode(text, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            raise _refused("holds a !!binary value that is not base64 of UTF-8 text", node) from None
+
+    def construct_by_shape(self, tag_suffix: str, node: Node) -> Any:
+        """A value under a tag yaml.v3 does not know: what its node is, as yaml.v3 reads it."""
+        if isinstance(node, ScalarNode):
+            return self.construct_scalar(node)
+        if isinstance(node, SequenceNode):
+            return self.construct_sequence(node, deep=True)
+        return self.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        mapping = super().construct_mapping(node, deep=deep)  # merged keys included
+        if not all(isinstance(key, str) for key in mapping):
+            raise _refused("holds a mapping key that is not text, which Pulumi refuses", node)
+        return mapping
+
+
+for _scalar in _SCALARS:
+    _PulumiLoader.add_constructor(_TAG + _scalar, _PulumiLoader.construct_go_scalar)
+_PulumiLoader.add_constructor(f"{_TAG}binary", _PulumiLoader.construct_go_binary)
+
+
+def _by_shape(loader: _PulumiLoader, node: Node) -> Any:
+    return loader.construct_by_shape("", node)
+
+
+for _shaped in ("set", "omap", "pairs"):  # yaml.v3 reads them as the mapping or list they are
+    _PulumiLoader.add_constructor(_TAG + _shaped, _by_shape)
+_PulumiLoader.add_multi_constructor("", _PulumiLoader.construct_by_shape)
 
 
 def _size_and_depth(root: Node) -> tuple[int, int]:
@@ -107,6 +217,9 @@ def yaml_problem(exc: Exception) -> str:
         return f"is not UTF-8 text (byte {exc.start})"
     if isinstance(exc, RecursionError):
         return f"nests values more than {MAX_DEPTH} levels deep"
+    if isinstance(exc, _Refused) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        return f"{exc.problem} (line {mark.line + 1}, column {mark.column + 1})"
     if isinstance(exc, yaml.MarkedYAMLError) and "maximum nesting depth" in str(exc.problem):
         return f"nests values more than {MAX_DEPTH} levels deep"  # libyaml's own limit, deeper than ours
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
@@ -119,11 +232,16 @@ def yaml_problem(exc: Exception) -> str:
     return "is not valid YAML"
 
 
-def load_documents(text: str) -> list[Any]:
-    """Every document in ``text``, ``None`` for an empty one; ``YamlRefused`` past the limits above."""
+def load_documents(text: str, *, schema: Schema = "yaml1.1") -> list[Any]:
+    """Every document in ``text``, ``None`` for an empty one; ``YamlRefused`` past the limits above.
+
+    ``schema="pulumi"`` reads it as the Pulumi engine reads its own files (YAML 1.2, see above).
+    """
     documents: list[Any] = []
     try:
-        loader = _Loader(text)  # reads the first characters already, and may refuse them
+        loader = (_PulumiLoader if schema == "pulumi" else _Loader)(
+            text
+        )  # reads the first characters already, and may refuse them
         try:
             while loader.check_node():
                 node = loader.get_node()

@@ -27,7 +27,7 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -754,6 +754,9 @@ class StackConfig:
     aws_role_arn: str | None = None
     """The role the AWS provider assumes (the last of ``aws:assumeRoles``): the principal that creates the
     cluster and holds EKS's creator entry, so the platform's kubeconfig must assume it too."""
+    warnings: tuple[str, ...] = ()
+    """What holds but should not, by key path: a private key in plaintext in a stack that is not prod (a
+    prod stack's config is refused for it). The program prints each as a Pulumi warning."""
 
     @property
     def cluster_creator(self) -> str | None:
@@ -914,6 +917,10 @@ def load_config(
         aws_profile=profile,
         aws_role_arn=role_arn,
         github_base_url=raw.get(GITHUB_BASE_URL_KEY),
+        # Every key of the file, of any namespace: a private key is no less exposed under tls:key.
+        plaintext_keys=[
+            path for key, value in raw.items() for path in checks.private_key_paths(value, str(key))
+        ],
     )
 
 
@@ -943,8 +950,13 @@ def _build(
     aws_profile: str | None = None,
     aws_role_arn: str | None = None,
     github_base_url: object = None,
+    plaintext_keys: Sequence[str] = (),
 ) -> StackConfig:
-    """Validate the sections, then what spans them; ``values`` holds every key of the namespace read."""
+    """Validate the sections, then what spans them; ``values`` holds every key of the namespace read.
+
+    ``plaintext_keys`` are the key paths that hold a private key in plaintext (``checks.private_key_paths``):
+    a problem each in a prod stack (``checks.is_prod``), a warning each in another.
+    """
     sections = {section: _validate_section(section, values.get(section), problems) for section in SECTIONS}
     environment: Environment | None = sections["environment"]
     cluster: ClusterSpec | ExistingClusterSpec | None = sections["cluster"]
@@ -988,10 +1000,20 @@ def _build(
             f"{PROJECT}:environment.serviceNamespace: {environment.service_namespace!r} is also "
             "flux.namespace; app workloads and Flux need namespaces of their own"
         )
+    # An environment that cannot be read is already a problem: fail closed, as for prod.
+    prod = environment is None or checks.is_prod(environment.name, stack)
+    plaintext = [f"{key}: {checks.PLAINTEXT_PRIVATE_KEY}" for key in plaintext_keys]
+    if prod:
+        problems.extend(f"{problem} (a prod stack refuses it)" for problem in plaintext)
     if problems:
         raise ConfigError(problems, stack=stack)
     return StackConfig(
-        stack=stack, secrets=secrets, aws_profile=aws_profile, aws_role_arn=aws_role_arn, **sections
+        stack=stack,
+        secrets=secrets,
+        aws_profile=aws_profile,
+        aws_role_arn=aws_role_arn,
+        warnings=() if prod else tuple(plaintext),
+        **sections,
     )
 
 
@@ -1158,7 +1180,13 @@ def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
     aws = pulumi.Config("aws")
     profile = aws.get("profile") or None
     role_arn = _assumed_role(aws.get_object("assumeRoles"), problems)
-    return _build(
+    # The keys this program reads that the engine does not hold as secrets: plaintext in the files.
+    plain = {
+        key: values.get(key, config.get(key))
+        for key in (*values, *SECRET_KEYS, *named_secret_keys(values))
+        if not pulumi.runtime.is_config_secret(config.full_key(key))
+    }
+    stack_config = _build(
         values,
         stack=pulumi.get_stack(),
         read_secret=config.get_secret,
@@ -1166,7 +1194,15 @@ def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
         aws_profile=profile,
         aws_role_arn=role_arn,
         github_base_url=pulumi.Config("github").get("baseUrl"),
+        plaintext_keys=[
+            path
+            for key, value in plain.items()
+            for path in checks.private_key_paths(value, config.full_key(key))
+        ],
     )
+    for warning in stack_config.warnings:
+        pulumi.log.warn(warning)
+    return stack_config
 
 
 def plan_config(raw: Mapping[str, Any], project: str, stack: str) -> Mapping[str, Any]:

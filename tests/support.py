@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from gitops_infra.local import Toolchain
-from gitops_infra.local._project import commit_all, git, init_repo, python_runtime, write_project
+from gitops_infra.local._project import commit_all, git, init_repo, python_runtime, set_secrets, write_project
 from gitops_infra.local._project import engine_env as _engine_env
 
 if TYPE_CHECKING:
@@ -183,10 +183,10 @@ def drain_project(
     (root / ".gitignore").write_text("__pycache__/\n")
     env = engine_env(tmp, path=path)
     created = auto.Stack.create(stack, workspace(root, env))
-    config = {key: auto.ConfigValue(value) for key, value in settings.items()}
-    config["kubeconfig"] = auto.ConfigValue(kubeconfig, secret=True)
-    config["deployKey"] = auto.ConfigValue(private_key, secret=True)
-    created.set_all_config(config)
+    created.set_all_config({key: auto.ConfigValue(value) for key, value in settings.items()})
+    # The secrets on the engine's stdin, as the demo sets its own: a command line is in `ps` for all to see.
+    secrets = {"drain:kubeconfig": kubeconfig, "drain:deployKey": private_key}
+    set_secrets(root, stack, secrets, env=env, engine=(find_engine() or unavailable(NO_ENGINE)).pulumi)
     commit_all(root, "a program that makes its cluster")
     return root, env
 

@@ -47,9 +47,11 @@ from typing import Any, cast
 
 from ..checks import format_duration
 from ..errors import DrainError
+from ._flux_apis import SYNC_KINDS
 from ._kube import (
     REQUEST_TIMEOUT,
     Access,
+    Discovery,
     client_log,
     connected,
     kubeconfig_of,
@@ -89,26 +91,19 @@ class _Apis:
         self.core = client.CoreV1Api(api)
         self.networking = client.NetworkingV1Api(api)
         self.custom = client.CustomObjectsApi(api)
-        self.served: dict[str, str] = {}
-        """The version of each custom kind the cluster serves, as its list found it."""
+        self.discovery = Discovery(api)
 
-    def list_custom(self, kind: str, group: str, plural: str, versions: tuple[str, ...]) -> Any:
-        """The kind's objects in the first of ``versions`` the cluster serves (404 when it serves none)."""
-        from kubernetes.client.exceptions import ApiException
+    def version(self, group: str, plural: str, versions: tuple[str, ...]) -> str:
+        """The version the cluster serves the kind at (``Discovery``); where it serves none, the newest,
+        whose 404 then says so."""
+        return self.discovery.version(group, plural, versions) or versions[0]
 
-        missing: ApiException | None = None
-        for version in versions:
-            try:
-                found = self.custom.list_cluster_custom_object(group, version, plural, _request_timeout=_RT)
-            except ApiException as exc:
-                if exc.status != 404:
-                    raise
-                missing = exc
-                continue
-            self.served[kind] = version
-            return found
-        assert missing is not None
-        raise missing
+    def list_custom(self, group: str, plural: str, versions: tuple[str, ...]) -> Any:
+        """The kind's objects, at the version the cluster serves; none where no CRD serves the kind."""
+        version = self.discovery.version(group, plural, versions)
+        if version is None:
+            return {"items": []}
+        return self.custom.list_cluster_custom_object(group, version, plural, _request_timeout=_RT)
 
     def plain(self, answer: Any) -> dict[str, Any]:
         return (
@@ -133,43 +128,40 @@ class _Kind:
 
 
 def _custom(kind: str, group: str, plural: str, versions: tuple[str, ...]) -> _Kind:
-    """A custom kind in the first of ``versions`` (newest first) the cluster serves: a Flux older than
-    the one the chart pins (``install: external``) still serves only a beta, and its objects must be
-    suspended all the same."""
+    """A custom kind at the version the cluster serves, by discovery (``versions`` newest first): a Flux
+    older than the one the chart pins (``install: external``) still serves only a beta, and its objects
+    must be suspended all the same."""
     return _Kind(
         kind,
-        list=lambda a: a.list_custom(kind, group, plural, versions),
+        list=lambda a: a.list_custom(group, plural, versions),
         read=lambda a, ns, name: a.custom.get_namespaced_custom_object(
-            group, a.served.get(kind, versions[0]), ns, plural, name, _request_timeout=_RT
+            group, a.version(group, plural, versions), ns, plural, name, _request_timeout=_RT
         ),
         delete=lambda a, ns, name: a.custom.delete_namespaced_custom_object(
-            group, a.served.get(kind, versions[0]), ns, plural, name, _request_timeout=_RT
+            group, a.version(group, plural, versions), ns, plural, name, _request_timeout=_RT
         ),
         # A dict body goes as a JSON merge patch, in every client version this package allows.
         patch=lambda a, ns, name, body: a.custom.patch_namespaced_custom_object(
-            group, a.served.get(kind, versions[0]), ns, plural, name, body, _request_timeout=_RT
+            group, a.version(group, plural, versions), ns, plural, name, body, _request_timeout=_RT
         ),
     )
 
 
 def _cluster_custom(kind: str, group: str, plural: str, versions: tuple[str, ...]) -> _Kind:
-    """A cluster-scoped custom kind, in the first of ``versions`` the cluster serves (as ``_custom``)."""
+    """A cluster-scoped custom kind, at the version the cluster serves (as ``_custom``)."""
     return _Kind(
         kind,
-        list=lambda a: a.list_custom(kind, group, plural, versions),
+        list=lambda a: a.list_custom(group, plural, versions),
         read=lambda a, _ns, name: a.custom.get_cluster_custom_object(
-            group, a.served.get(kind, versions[0]), plural, name, _request_timeout=_RT
+            group, a.version(group, plural, versions), plural, name, _request_timeout=_RT
         ),
         delete=lambda a, _ns, name: a.custom.delete_cluster_custom_object(
-            group, a.served.get(kind, versions[0]), plural, name, _request_timeout=_RT
+            group, a.version(group, plural, versions), plural, name, _request_timeout=_RT
         ),
     )
 
 
-_FLUX = (
-    _custom("Kustomization", "kustomize.toolkit.fluxcd.io", "kustomizations", ("v1", "v1beta2")),
-    _custom("HelmRelease", "helm.toolkit.fluxcd.io", "helmreleases", ("v2", "v2beta2", "v2beta1")),
-)
+_FLUX = tuple(_custom(k.kind, k.group, k.plural, k.versions) for k in SYNC_KINDS)
 _INGRESS = _Kind(
     "Ingress",
     list=lambda a: a.networking.list_ingress_for_all_namespaces(_request_timeout=_RT),

@@ -15,6 +15,7 @@ program), removed when the attempt ends, with whatever they left there: see :fun
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 import time
 import warnings
@@ -37,12 +38,18 @@ from ..errors import (
     StackNotFoundError,
     WorkspaceError,
 )
-from ..redaction import safe_url
 from ._readiness import AWAIT_FAILURE, not_ready_reasons
 from ._target import INSTALL_HINT, StackTarget
 from .options import EventCallback
 
-__all__ = ["EngineEvents", "engine_temp_dir", "locked_error", "map_engine_errors", "run_engine"]
+__all__ = [
+    "EngineEvents",
+    "engine_temp_dir",
+    "locked_error",
+    "map_engine_errors",
+    "run_engine",
+    "settings_copy",
+]
 
 T = TypeVar("T")
 
@@ -151,9 +158,12 @@ def _translate(
 ) -> GitOpsInfraError:
     """What a failed engine command means: a missing stack, a policy, a plugin, or the engine's message."""
     if isinstance(exc, auto.StackNotFoundError):
+        # Creating it is the advice only once the backend is known to be the stack's: on any other, a
+        # create deploys a second copy of what the stack already runs.
         return StackNotFoundError(
-            f"stack {target.stack!r} not found on {safe_url(target.backend_url)}; check the name, or "
-            "create it with `gitops-infra up --create` (create=True in Python)",
+            f"stack {target.stack!r} not found on {target.backend.where()}; check the name, and that the "
+            "stack's state is on that backend; if the stack is new, create it with `gitops-infra up "
+            "--create` (create=True in Python)",
             stack=target.stack,
         )
     message = _engine_message(exc)
@@ -185,6 +195,31 @@ def _translate(
 # The file backend lists a stack's lock files, then reads each: when the holder releases its lock in
 # between, the read fails with "no such file" instead of "currently locked". It is the same contention.
 _LOCK_RACE = re.compile(r"\.pulumi/locks/\S+: no such file or directory")
+# A lock file the engine cannot read (empty, cut short): `checkForLock` (pkg/backend/diy/lock.go, v3.274.1)
+# returns the decoder's error as it is, so every command that locks the stack fails with only that; or the
+# blob library's, which names the file's key, when it cannot be read at all.
+_LOCK_UNREADABLE = re.compile(
+    r"unexpected end of JSON input|invalid character .+|json: cannot unmarshal .+ lockContent.*"
+    r"|.*\.pulumi/locks/.*",
+    re.DOTALL,
+)
+
+
+def _damaged_lock_error(target: StackTarget, exc: auto.CommandError) -> StackLockedError | None:
+    """``StackLockedError`` naming the damaged lock files, when those are why the command failed."""
+    if not _LOCK_UNREADABLE.fullmatch(_engine_message(exc)):
+        return None
+    files = target.file_backend()
+    damaged = files.damaged_locks() if files is not None else []
+    if not damaged:
+        return None
+    return StackLockedError(
+        f"stack {target.stack!r} is locked by a damaged lock file, {'; '.join(map(str, damaged))}: the "
+        "engine takes every file there for a lock and cannot read this one, so every update fails until "
+        f"it is removed; if no update is running, run `gitops-infra recover {target.stack}` (recover() in "
+        "Python) to clear it",
+        stack=target.stack,
+    )
 
 
 @dataclass
@@ -203,6 +238,9 @@ class EngineEvents:
     """The stack the attempt runs on, once selected: a failure reads its checkpoint for the why."""
     temp_dir: Path | None = None
     """The attempt's private engine temp dir (:func:`engine_temp_dir`), once made."""
+    settings_copy: Path | None = None
+    """A private copy of the stack's settings file, once made (:func:`settings_copy`): the file a command
+    that must write nothing is given instead of the stack's own."""
 
     @property
     def log_file(self) -> Path | None:
@@ -251,15 +289,16 @@ class EngineEvents:
 def map_engine_errors(target: StackTarget, operation: str, events: EngineEvents) -> Iterator[None]:
     """Translate every ``pulumi.automation`` error raised inside into a ``GitOpsInfraError``.
 
-    Lock contention becomes ``StackLockedError`` (which :func:`run_engine` may retry); anything we do not
-    know passes through unchanged.
+    Lock contention becomes ``StackLockedError`` (which :func:`run_engine` may retry), and so does a lock
+    file the engine cannot read, named with the way to clear it; anything we do not know passes through
+    unchanged.
     """
     try:
         yield
     except auto.CommandError as exc:
         if isinstance(exc, auto.ConcurrentUpdateError) or _LOCK_RACE.search(str(exc)):
             raise locked_error(target) from exc
-        raise _translate(exc, target, operation, events) from exc
+        raise (_damaged_lock_error(target, exc) or _translate(exc, target, operation, events)) from exc
     except auto.InvalidVersionError as exc:
         raise EngineNotFoundError(f"{exc}; {INSTALL_HINT}") from exc
 
@@ -290,6 +329,32 @@ def engine_temp_dir(target: StackTarget) -> Iterator[Path]:
         yield Path(directory).absolute()
 
 
+def settings_copy(target: StackTarget, temp_dir: Path) -> Path | None:
+    """A copy of the stack's settings file in ``temp_dir`` (none there if the stack has none), for a
+    command that must write nothing to hand the engine with ``--config-file``.
+
+    The engine writes the stack's settings file on any command that loads its secrets provider, a preview
+    included, when the file lacks the provider's settings: the passphrase provider makes up an
+    ``encryptionsalt:`` (``NewPromptingPassphraseSecretsManager``, pkg/secrets/passphrase/manager.go),
+    ``SecretsManagerLoader.GetSecretsManager`` calls that a change that must be saved
+    (pkg/cmd/pulumi/stack/secrets.go), and ``getAndSaveSecretsManager`` (pkg/cmd/pulumi/config/io.go)
+    saves it, to ``--config-file`` when given, else to the stack's own file (v3.274.1). A tracked file
+    rewritten by a drift check makes the work tree dirty. Given a copy, the engine writes the copy.
+
+    ``None`` on Pulumi Cloud (``http(s)://``): a stack there may keep its config in the service
+    (``ConfigLocation().IsRemote``), which ``--config-file`` would bypass; and its default secrets manager
+    keeps nothing in the file.
+    """
+    if target.backend_url.startswith(("https://", "http://")):
+        return None
+    source = target.project.stack_settings_path(target.stack_name)
+    copy = temp_dir / "settings" / source.name  # its extension says how the engine writes it
+    copy.parent.mkdir(mode=0o700)
+    if source.is_file():
+        shutil.copyfile(source, copy)
+    return copy
+
+
 def run_engine(
     target: StackTarget,
     operation: str,
@@ -309,6 +374,7 @@ def run_engine(
         try:
             with engine_temp_dir(target) as temp_dir, map_engine_errors(target, operation, events):
                 events.temp_dir = temp_dir
+                events.settings_copy = settings_copy(target, temp_dir)
                 # Without ``create``, the operation's own ``--stack`` finds a missing stack: no select.
                 workspace = target.local_workspace(select=create, temp_dir=temp_dir)
                 stack = (

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FileBackendStack", "LockInfo", "StackLock"]
+__all__ = ["DamagedLock", "FileBackendStack", "LockInfo", "StackLock"]
 
 DIY_ORG = "organization"
 """The only org a file backend knows."""
@@ -54,6 +54,23 @@ class LockInfo(StackLock):
     path: Path
 
 
+@dataclass(frozen=True)
+class DamagedLock:
+    """A file in the stack's lock directory that is no lock the engine can read: empty, or cut short by a
+    crash or a full disk while it was written (the blob library writes ``<id>.json.<n>.tmp`` there first).
+
+    The engine takes every file there for a lock and reads each (``checkForLock``,
+    ``pkg/backend/diy/lock.go``, v3.274): this one fails that read ("unexpected end of JSON input"), so
+    every command on the stack fails until it is removed. ``pulumi cancel`` removes it.
+    """
+
+    path: Path
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.path} {self.problem}"
+
+
 def _read_json(path: Path) -> Any:
     raw = path.read_bytes()
     if path.suffix == ".gz":
@@ -72,6 +89,22 @@ def checkpoint_problem(path: Path) -> str | None:
     if not isinstance(data, dict) or ("checkpoint" not in data and "latest" not in data):
         return "is JSON but not a Pulumi checkpoint"
     return None
+
+
+def _lock(path: Path, raw: bytes) -> LockInfo | DamagedLock:
+    """The lock file at ``path``, holding ``raw``: who holds it, or what is wrong with it."""
+    if not raw.strip():
+        return DamagedLock(path, "is empty")
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return DamagedLock(path, "is not valid JSON (cut short, perhaps by a crash or a full disk)")
+    try:
+        return LockInfo(
+            user=str(data["username"]), host=str(data["hostname"]), pid=int(data["pid"]), path=path
+        )
+    except (KeyError, TypeError, ValueError):
+        return DamagedLock(path, "is JSON but names no holder (username, hostname, pid)")
 
 
 @dataclass(frozen=True)
@@ -97,22 +130,35 @@ class FileBackendStack:
         return (self.root / "locks" / self.org / self.project / self.name, self.root / "locks" / self.name)
 
     def locks(self) -> list[LockInfo]:
-        """Every lock file of the stack; one that cannot be read is skipped (``pulumi cancel`` clears it)."""
-        found = []
+        """Every lock of the stack that names its holder; see :meth:`damaged_locks` for the others."""
+        return [lock for lock in self._lock_files() if isinstance(lock, LockInfo)]
+
+    def damaged_locks(self) -> list[DamagedLock]:
+        """Every file of the stack's lock directories that the engine takes for a lock but that names no
+        holder: each blocks the stack as a lock does (see :class:`DamagedLock`)."""
+        return [lock for lock in self._lock_files() if isinstance(lock, DamagedLock)]
+
+    def _lock_files(self) -> list[LockInfo | DamagedLock]:
+        """Each file the engine takes for a lock of the stack, read: every file of a lock directory, of any
+        name (not only ``*.json``), but the blob library's ``.attrs`` sidecars, as ``checkForLock`` lists
+        them. One gone since it was listed was released in between, and is no lock."""
+        found: list[LockInfo | DamagedLock] = []
         for directory in self.lock_dirs:
-            for path in sorted(directory.glob("*.json")):
-                try:
-                    data: dict[str, Any] = json.loads(path.read_text())
-                    found.append(
-                        LockInfo(
-                            user=str(data["username"]),
-                            host=str(data["hostname"]),
-                            pid=int(data["pid"]),
-                            path=path,
-                        )
-                    )
-                except (OSError, ValueError, KeyError, TypeError):
+            try:
+                paths = sorted(path for path in directory.iterdir() if not path.name.endswith(".attrs"))
+            except OSError:  # no lock directory (never locked), or not a directory
+                continue
+            for path in paths:
+                if path.is_dir():
                     continue
+                try:
+                    raw = path.read_bytes()
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    found.append(DamagedLock(path, f"cannot be read ({exc.strerror or type(exc).__name__})"))
+                    continue
+                found.append(_lock(path, raw))
         return found
 
     def checkpoint(self) -> Path | None:

@@ -20,7 +20,7 @@ __all__ = [
     "resolve_commit",
     "run_git",
     "shallow_hint",
-    "tracked_changes",
+    "uncommitted",
 ]
 
 
@@ -70,25 +70,40 @@ def head_commit(repo: Path) -> str:
     return resolve_commit(repo, "HEAD")
 
 
-def tracked_changes(repo: Path) -> bool:
-    """True when tracked files differ from the checked-out commit (untracked files do not count).
+def uncommitted(project: Path) -> tuple[str, ...]:
+    """What makes the work tree of ``project`` dirty, as the engine records it (``git.dirty``), one path
+    each (relative to the repository's top); empty when it is clean.
 
-    Fails closed: ``GitError`` when git cannot say. Files marked ``--skip-worktree`` or
-    ``--assume-unchanged`` count as changed, since ``git status`` does not look at them at all: an edit
-    hidden that way would reach a stack as if it were the commit.
+    The engine's rule, exactly: the update is dirty when ``git status --porcelain -z``, run in the
+    project's directory, prints anything (``isGitWorkTreeDirty`` in ``pkg/cmd/pulumi/metadata/
+    metadata.go``, v3.274.1). So an untracked file counts (a module the program imports runs as much as
+    a tracked one), and an ignored one does not, as the repository's ``.gitignore`` and its
+    ``status.showUntrackedFiles`` say.
+
+    Stricter than the engine in one way: files marked ``--skip-worktree`` or ``--assume-unchanged`` count,
+    since ``git status`` does not look at them at all: an edit hidden that way would reach a stack as if it
+    were the commit. Fails closed: ``GitError`` when git cannot say.
     """
-    status = run_git(repo, "status", "--porcelain", "--untracked-files=no")
+    status = run_git(project, "status", "--porcelain", "-z")
     if status.returncode != 0:
         raise GitError(
-            f"`git status` failed in {repo}, so its work tree cannot be checked: {status.stderr.strip()}"
+            f"`git status` failed in {project}, so its work tree cannot be checked: {status.stderr.strip()}"
         )
-    if status.stdout.strip():
-        return True
-    listed = run_git(repo, "ls-files", "-v")
+    found: list[str] = []
+    entries = iter(status.stdout.split("\0"))
+    for entry in entries:
+        if not entry:
+            continue
+        found.append(entry[3:] or entry)
+        if {"R", "C"} & set(entry[:2]):
+            next(entries, None)  # -z puts a rename's or copy's source after it, as an entry of its own
+    # Every file of the repository (`:/`), wherever in it the project is; -v tags a skip-worktree file
+    # `S` and an assume-unchanged one in lowercase (`h`, ...).
+    listed = run_git(project, "ls-files", "-v", "--full-name", "--", ":/")
     if listed.returncode != 0:
-        raise GitError(f"`git ls-files -v` failed in {repo}: {listed.stderr.strip()}")
-    # -v tags a skip-worktree file `S` and an assume-unchanged one in lowercase (`h`, ...).
-    return any(line[:1] == "S" or line[:1].islower() for line in listed.stdout.splitlines())
+        raise GitError(f"`git ls-files -v` failed in {project}: {listed.stderr.strip()}")
+    found.extend(line[2:] for line in listed.stdout.splitlines() if line[:1] == "S" or line[:1].islower())
+    return tuple(found)
 
 
 def changed_files(repo: Path, ref: str) -> tuple[Path, ...]:

@@ -5,6 +5,10 @@ any secret output, reaches the cluster. It is held in memory only: its certifica
 in a private temporary directory for the length of the connection (the TLS stack reads keys from files),
 and no message, result or log line carries any of it. The GitOps layer reads Flux's objects through it, and
 the drain before a destroy deletes what Flux made.
+
+Which version of a custom kind a request names is the server's to say: :class:`Discovery` asks it (API
+discovery), rather than reading a 404 as "not installed", which cannot tell a kind no CRD defines from
+one served only at another version.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import copy
 import json
 import logging
 import os
+import re
 import tempfile
 import threading
 from base64 import b64decode
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -25,6 +30,7 @@ from typing import Any, cast
 import yaml
 from pulumi import automation as auto
 
+from .._files import FileRefused, read_regular_file
 from ..redaction import SECRET
 from ._compat import run_pulumi_cmd
 from ._engine import run_engine
@@ -34,6 +40,7 @@ from ._wire import is_secret_payload
 __all__ = [
     "REQUEST_TIMEOUT",
     "Access",
+    "Discovery",
     "client_log",
     "connected",
     "decrypted_state",
@@ -41,11 +48,15 @@ __all__ = [
     "plain",
     "provider_access",
     "secret_strings",
+    "served_version",
+    "version_priority",
     "why",
 ]
 
 REQUEST_TIMEOUT = (5.0, 20.0)
 """Connect and read timeouts of each request: an unreachable cluster is an error within seconds."""
+MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
+"""Far beyond any kubeconfig: a larger file named as one is not read."""
 _DATA_FIELDS = ("certificate-authority-data", "client-certificate-data", "client-key-data")
 
 
@@ -107,8 +118,13 @@ def kubeconfig_of(access: Access) -> dict[str, Any] | None:
     try:
         parsed = yaml.safe_load(text) if "\n" in text or text.lstrip().startswith("{") else None
         if not isinstance(parsed, dict):
-            # The provider also takes a path to a kubeconfig file.
-            parsed = yaml.safe_load(((access.base or Path.cwd()) / Path(text).expanduser()).read_text())
+            # The provider also takes a path to a kubeconfig file: a user's, which may name a FIFO or a device
+            path = (access.base or Path.cwd()) / Path(text).expanduser()
+            parsed = yaml.safe_load(read_regular_file(path, MAX_KUBECONFIG_BYTES).decode("utf-8"))
+    except FileRefused as exc:
+        raise ValueError(f"the provider's kubeconfig file cannot be read: {exc}") from None
+    except UnicodeDecodeError:
+        raise ValueError("the provider's kubeconfig file is not UTF-8 text") from None
     except yaml.YAMLError:
         # YAML's own message quotes the text around the fault: a kubeconfig's is credentials.
         raise ValueError("the provider's kubeconfig is not valid YAML") from None
@@ -172,6 +188,93 @@ def connected(kubeconfig: dict[str, Any] | None, context: str | None) -> Iterato
             yield api
         finally:
             api.close()  # type: ignore[no-untyped-call]
+
+
+_KUBE_VERSION = re.compile(r"v([0-9]+)(?:(alpha|beta)([0-9]+))?")
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Sort key of Kubernetes' version priority, highest first: GA, then beta, then alpha versions, each by
+    major then minor number, highest first; a name of any other form after them, alphabetically. The
+    API server's own order of a CRD's versions (apimachinery ``version.CompareKubeAwareVersionStrings``)."""
+    match = _KUBE_VERSION.fullmatch(version)
+    if match is None:
+        return (3, 0, 0, version)
+    major, stability, minor = match.groups()
+    return ({None: 0, "beta": 1, "alpha": 2}[stability], -int(major), -int(minor or 0), "")
+
+
+def served_version(served: Sequence[str], known: Sequence[str]) -> str | None:
+    """The version to reach a kind at, of the ``served`` ones: the first of ``known`` (newest first) that
+    the server serves; where it serves none of them (an API newer than this code), the highest it serves
+    by Kubernetes' priority; ``None`` when it serves the kind at no version (no CRD defines it).
+
+    A served version holds the same objects as any other (the API server converts between them), so
+    the newest known one is read. Flux's fields read here (``spec.suspend``, the ``Ready`` condition, the
+    artifact's revision) have been the same at every version so far; an API that moved them would
+    leave its objects with no ``Ready`` condition, which reads as not Ready, never as healthy.
+    """
+    chosen = next((version for version in known if version in served), None)
+    if chosen is None and served:
+        chosen = min(served, key=version_priority)
+    return chosen
+
+
+class Discovery:
+    """The versions at which the API server serves each resource, from its discovery documents: ``/apis``
+    for each group's versions, then ``/apis/<group>/<version>`` for the resources of each, each fetched
+    once per connection."""
+
+    def __init__(self, api: Any) -> None:
+        from kubernetes import client
+
+        self._api = api
+        self._groups_api = client.ApisApi(api)
+        self._custom = client.CustomObjectsApi(api)
+        self._groups: dict[str, tuple[str, ...]] | None = None
+        self._resources: dict[tuple[str, str], frozenset[str]] = {}
+
+    def versions(self, group: str, plural: str) -> tuple[str, ...]:
+        """Every version at which the server serves ``plural`` of ``group``, highest priority first."""
+        if self._groups is None:
+            listed = self._plain(self._groups_api.get_api_versions(_request_timeout=REQUEST_TIMEOUT))
+            self._groups = {
+                str(entry.get("name")): tuple(
+                    str(v.get("version")) for v in entry.get("versions") or [] if isinstance(v, Mapping)
+                )
+                for entry in listed.get("groups") or []
+                if isinstance(entry, Mapping)
+            }
+        found = [v for v in self._groups.get(group, ()) if plural in self._resources_of(group, v)]
+        return tuple(sorted(found, key=version_priority))
+
+    def version(self, group: str, plural: str, known: Sequence[str]) -> str | None:
+        """The version to reach ``plural`` of ``group`` at (:func:`served_version`); ``None``: not served."""
+        return served_version(self.versions(group, plural), known)
+
+    def _resources_of(self, group: str, version: str) -> frozenset[str]:
+        from kubernetes.client.exceptions import ApiException
+
+        if (group, version) not in self._resources:
+            try:
+                listed = self._plain(
+                    self._custom.get_api_resources(group, version, _request_timeout=REQUEST_TIMEOUT)
+                )
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+                listed = {}  # its last CRD went since /apis listed it
+            self._resources[(group, version)] = frozenset(
+                str(r.get("name")) for r in listed.get("resources") or [] if isinstance(r, Mapping)
+            )
+        return self._resources[(group, version)]
+
+    def _plain(self, answer: Any) -> dict[str, Any]:
+        return (
+            answer
+            if isinstance(answer, dict)
+            else cast(dict[str, Any], self._api.sanitize_for_serialization(answer))
+        )
 
 
 class _Recorded(logging.Handler):

@@ -4,7 +4,11 @@ These files come from pull requests and from people, so a reader must survive an
 failure is a ``ConfigError`` naming the file and the problem, without quoting the file (it may hold
 ciphertext or worse), and never a traceback: the file cannot be read, is larger than
 ``MAX_FILE_BYTES``, holds more than one document, or breaks one of the limits of the guarded loader
-(:mod:`gitops_infra._yaml`: UTF-8 YAML, ``MAX_DEPTH``, ``MAX_NODES``, no repeated key).
+(:mod:`gitops_infra._yaml`: UTF-8 YAML, ``MAX_DEPTH``, ``MAX_NODES``, no repeated key, no value its tag
+cannot be).
+
+They are read as the engine reads them: YAML 1.2 by gopkg.in/yaml.v3's rules (``public: no`` is the text
+"no"), whatever the file's extension (JSON is YAML 1.2 too).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .._files import FileRefused, read_regular_file
 from .._yaml import MAX_DEPTH, MAX_NODES, YamlRefused, load_documents, yaml_problem
 from ..errors import ConfigError
 
@@ -31,12 +36,14 @@ MAX_FILE_BYTES = 1024 * 1024
 """Stack files are config: a megabyte is far beyond any real one."""
 PROJECT_FILE = "Pulumi"
 """The project settings' base name: ``Pulumi.yaml`` (or ``.yml``, ``.json``)."""
-SETTINGS_EXTENSIONS = (".yaml", ".yml", ".json")
-"""The extensions Pulumi accepts for settings files, in the order ``LocalWorkspace`` tries them."""
+SETTINGS_EXTENSIONS = (".json", ".yaml", ".yml")
+"""The extensions Pulumi accepts for settings files, in the order the engine tries them for the project
+file (``encoding.Exts`` in pulumi's sdk/go/common/encoding, read by ``findProjectInDir``): a
+``Pulumi.json`` beside a ``Pulumi.yaml`` is the project."""
 
 
 def find_settings(directory: Path, base: str) -> Path | None:
-    """``<base>.yaml``, ``.yml`` or ``.json`` in ``directory``, whichever exists first, else ``None``.
+    """``<base>.json``, ``.yaml`` or ``.yml`` in ``directory``, whichever exists first, else ``None``.
 
     JSON is YAML, so one loader reads all three.
     """
@@ -61,7 +68,10 @@ def load_yaml_file(path: Path, *, stack: str | None = None, shown_as: str | None
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise refuse(f"is {size} bytes; a stack file may have {MAX_FILE_BYTES} at most")
-        documents = load_documents(path.read_bytes().decode("utf-8"))
+        # A FIFO (or a link to a device, which git keeps) in a pull request must not hang the fleet.
+        documents = load_documents(read_regular_file(path, MAX_FILE_BYTES).decode("utf-8"), schema="pulumi")
+    except FileRefused as exc:
+        raise refuse(f"cannot be read: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise refuse(yaml_problem(exc)) from None
     except YamlRefused as exc:

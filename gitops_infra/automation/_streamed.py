@@ -71,8 +71,14 @@ def run_preview(
 
     A preview records nothing to fall back on, so one whose summary never came (its event log could not
     be written: a full disk) is an error, not an empty result: a drift check would say "no drift".
+
+    A preview writes nothing, the stack's settings file included: the engine gets a private copy of it
+    (:func:`~gitops_infra.automation._engine.settings_copy`), so every preview leaves the work tree as it
+    was. Every detect-only command is one of these previews; the other commands they run (``stack
+    history``, ``stack output``, ``stack export``) never load the stack's settings.
     """
-    changes = _run(pulumi_stack, events, collect, [command, *flags])
+    private = ["--config-file", str(events.settings_copy)] if events.settings_copy is not None else []
+    changes = _run(pulumi_stack, events, collect, [command, *flags, *private])
     if changes is None:
         raise OperationFailedError(
             f"{events.operation} on stack {pulumi_stack.name!r} ended without the engine's summary of its "

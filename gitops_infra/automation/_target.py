@@ -6,8 +6,10 @@ The defaults work with no account and no login:
   ``Pulumi.yaml``; its settings are read once, into :class:`Project`, and passed on from there.
 - **Engine**: ``<project>/.tools/pulumi/bin/pulumi`` when setup built one there, otherwise ``pulumi``
   on ``PATH``.
-- **Backend**: ``PULUMI_BACKEND_URL`` when set, otherwise a local file backend at
-  ``<project>/.pulumi-state`` (an absolute path, git-ignored).
+- **Backend**: as Pulumi chooses it (:mod:`._backend`): ``PULUMI_BACKEND_URL`` when set, otherwise the
+  project's own ``backend.url`` in ``Pulumi.yaml``, otherwise the backend ``pulumi login`` stored, and
+  only with none of them a local file backend at ``<project>/.pulumi-state`` (an absolute path,
+  git-ignored).
 - **Python**: programs and policy packs whose settings name no virtualenv run on this interpreter
   (``PULUMI_PYTHON_CMD``).
 - **Secrets**: the passphrase provider unless ``Pulumi.<stack>.yaml`` names another
@@ -30,6 +32,7 @@ from pulumi import automation as auto
 
 from ..errors import EngineNotFoundError, WorkspaceError
 from ..redaction import SECRET, masked_values, safe_url
+from ._backend import BACKEND_VAR, DEFAULT_STATE_DIR, Backend, choose_backend
 from ._compat import run_pulumi_cmd
 from ._file_backend import FileBackendStack
 from ._project import Project, current_directory, find_project_dir
@@ -46,13 +49,11 @@ __all__ = [
     "find_project_dir",
 ]
 
-DEFAULT_STATE_DIR = ".pulumi-state"
-"""The local file backend's directory inside the project, used when ``PULUMI_BACKEND_URL`` is unset."""
-
 ENGINE_BIN_DIR = Path(".tools/pulumi/bin")
 """Where ``make setup`` puts the engine it builds, relative to the project."""
 
 PASSPHRASE_VARS = ("PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE")
+FALLBACK_VAR = "PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER"
 INSTALL_HINT = (
     "run `make setup` in a gitops-infra checkout to build the pinned engine, "
     "or install Pulumi the official way: https://www.pulumi.com/docs/install/"
@@ -134,7 +135,8 @@ class StackTarget:
     stack_name: StackName
     project: Project
     engine: Path
-    backend_url: str
+    backend: Backend
+    """The backend's URL, and where it came from (an error about a missing stack names it)."""
     env: Mapping[str, str]
     on_event: EventCallback | None
     lock_wait: float
@@ -149,14 +151,9 @@ class StackTarget:
         stack_name = project.checked_stack_name(stack)
         # The user's files before the machine's tools: a malformed stack file is the error to report.
         secrets_provider = _secrets_provider(project, stack_name)
-        engine = _find_engine(project.path)
         env = {**options.env}
-        backend_url = (
-            options.backend_url
-            or env.get("PULUMI_BACKEND_URL")
-            or os.environ.get("PULUMI_BACKEND_URL")
-            or (project.path / DEFAULT_STATE_DIR).as_uri()
-        )
+        backend = choose_backend(project, env, options.backend_url)
+        engine = _find_engine(project.path)
         if secrets_provider == "passphrase" and not any(
             env.get(name) is not None or os.environ.get(name) is not None for name in PASSPHRASE_VARS
         ):
@@ -170,17 +167,27 @@ class StackTarget:
         # Programs and policy packs that name no virtualenv run on this interpreter, which has
         # gitops-infra and the Pulumi SDKs installed, rather than on whatever `python3` PATH offers.
         env.setdefault("PULUMI_PYTHON_CMD", sys.executable)
-        env["PULUMI_BACKEND_URL"] = backend_url
+        # With the secrets provider's salt missing from the stack's file, the engine makes up a new one,
+        # which cannot decrypt the file's `secure:` values, and writes it into the file; this makes it take
+        # the salt the state holds instead (Pulumi's own advice: pulumi/pulumi#16412, `env.go` v3.274.1).
+        if FALLBACK_VAR not in os.environ:
+            env.setdefault(FALLBACK_VAR, "true")
+        env[BACKEND_VAR] = backend.url
         return cls(
             stack=stack,
             stack_name=stack_name,
             project=project,
             engine=engine,
-            backend_url=backend_url,
+            backend=backend,
             env=env,
             on_event=options.on_event,
             lock_wait=options.lock_wait,
         )
+
+    @property
+    def backend_url(self) -> str:
+        """The URL of the stack's backend (exported to the engine as ``PULUMI_BACKEND_URL``)."""
+        return self.backend.url
 
     def running(self, project: Project) -> StackTarget:
         """The same engine, backend and stack, running ``project`` (a commit's checkout of this one)."""

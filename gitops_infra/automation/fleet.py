@@ -211,12 +211,16 @@ class StackStatus:
     at_head: bool | None
     """Whether ``last`` ran the work tree's commit; ``None`` when either is unknown."""
     locked: bool | None
-    """Whether an update holds the stack's lock; ``None`` when the backend cannot say (not a file one)."""
+    """Whether the stack is locked (an update holds it, or a damaged lock file blocks it); ``None`` when
+    the backend cannot say (not a file one)."""
     lock: StackLock | None = None
     error: StackError | None = None
     project: str | None = None
     gitops: GitOpsReport | None = None
     """What Flux reports of the stack's cluster (read only), when the stack bootstraps Flux."""
+    damaged_locks: tuple[str, ...] = ()
+    """Lock files that name no holder (empty, cut short: a write that died), as ``<path> <what is
+    wrong>``. Each blocks every engine command on the stack as a lock does; ``recover`` clears them."""
 
     @property
     def healthy(self) -> bool:
@@ -225,7 +229,8 @@ class StackStatus:
 
 
 def project_stacks(options: StackOptions | None = None) -> tuple[str, ...]:
-    """The stacks with a ``Pulumi.<stack>.yaml`` (or ``.yml``, ``.json``) in the project, sorted.
+    """The stacks with a settings file where the engine reads it (``Pulumi.<stack>.yaml`` in the project's
+    ``stackConfigDir``: :func:`fleet_stacks`), sorted.
 
     ``WorkspaceError`` when there is none: checking "every stack" of a project with no stack file is a
     job pointed at the wrong directory, not a clean bill of health.
@@ -366,14 +371,15 @@ def preview_all(
     )
 
 
-def _lock(target: StackTarget) -> tuple[bool | None, StackLock | None]:
+def _lock(target: StackTarget) -> tuple[bool | None, StackLock | None, tuple[str, ...]]:
+    """Whether the stack is locked, who holds the lock, and the damaged lock files that block it."""
     files = target.file_backend()
     if files is None:
-        return None, None
+        return None, None, ()
     locks: list[LockInfo] = files.locks()
-    if not locks:
-        return False, None
-    return True, StackLock(user=locks[0].user, host=locks[0].host, pid=locks[0].pid)
+    damaged = tuple(str(lock) for lock in files.damaged_locks())
+    holder = StackLock(user=locks[0].user, host=locks[0].host, pid=locks[0].pid) if locks else None
+    return bool(locks or damaged), holder, damaged
 
 
 def status(stack: str, *, options: StackOptions | None = None, gitops: bool = True) -> StackStatus:
@@ -389,7 +395,7 @@ def status(stack: str, *, options: StackOptions | None = None, gitops: bool = Tr
         print(s.last.version, s.last.result, s.at_head, s.locked, s.lock)
     """
     target = StackTarget.resolve(stack, options)
-    locked, lock = _lock(target)
+    locked, lock, damaged = _lock(target)
     last = last_deployment(target)
     at_head: bool | None = None
     if last is not None and last.commit:
@@ -398,7 +404,15 @@ def status(stack: str, *, options: StackOptions | None = None, gitops: bool = Tr
         except GitOpsInfraError:  # not a git repository (GitError), or no commit yet
             at_head = None
     layer = read_gitops(target) if gitops and last is not None else None
-    return StackStatus(stack=stack, last=last, at_head=at_head, locked=locked, lock=lock, gitops=layer)
+    return StackStatus(
+        stack=stack,
+        last=last,
+        at_head=at_head,
+        locked=locked,
+        lock=lock,
+        gitops=layer,
+        damaged_locks=damaged,
+    )
 
 
 def status_all(

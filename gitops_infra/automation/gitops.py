@@ -16,6 +16,10 @@ What Flux records decides what can be said:
 - a Kustomization's ``Ready`` condition, ``spec.suspend``, and ``status.lastAppliedRevision``, which
   **lags** while it differs from the revision its source holds;
 - every other Kustomization and HelmRelease in the cluster that is not Ready or is suspended.
+
+Each kind is read at the version the cluster serves, by API discovery (``_flux_apis``): a Flux older than
+the pinned one (``flux.install: external``) serves a HelmRelease only at ``v2beta1`` or ``v2beta2``, and
+its failures count all the same. A kind the cluster does not serve at all has no object there.
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 from ..checks import parse_duration
+from ._flux_apis import GIT_REPOSITORY, KUSTOMIZATION, SYNC_KINDS, FluxKind
 from ._kube import (
     REQUEST_TIMEOUT,
+    Discovery,
     client_log,
     connected,
     decrypted_state,
@@ -47,19 +53,9 @@ STALE_INTERVALS = 3
 """A source whose current spec went unreconciled for this many intervals is stale."""
 
 
-class _Kind(NamedTuple):
-    group: str
-    kind: str
-    plural: str
-
-
-_SOURCE = _Kind("source.toolkit.fluxcd.io", "GitRepository", "gitrepositories")
-_SYNC = _Kind("kustomize.toolkit.fluxcd.io", "Kustomization", "kustomizations")
-_PLURALS = {_SOURCE.kind: _SOURCE.plural, _SYNC.kind: _SYNC.plural}
-_OTHERS = (
-    ("kustomize.toolkit.fluxcd.io", "v1", "Kustomization", "kustomizations"),
-    ("helm.toolkit.fluxcd.io", "v2", "HelmRelease", "helmreleases"),
-)
+_SOURCE = GIT_REPOSITORY
+_SYNC = KUSTOMIZATION
+_MADE_KINDS = {kind.kind: kind for kind in (_SOURCE, _SYNC)}
 
 
 @dataclass(frozen=True)
@@ -68,6 +64,7 @@ class _Made:
 
     group: str
     version: str
+    """As the state records it; the cluster is read at the version it serves."""
     kind: str
     namespace: str
     name: str
@@ -114,21 +111,25 @@ def _made(resource: Mapping[str, Any]) -> _Made | None:
 
 
 class _Cluster:
-    """Reads of Flux's objects through one API client."""
+    """Reads of Flux's objects through one API client, each kind at the version the cluster serves."""
 
     def __init__(self, api: Any) -> None:
         from kubernetes import client
 
         self._objects = client.CustomObjectsApi(api)
+        self._discovery = Discovery(api)
 
-    def get(self, group: str, version: str, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+    def get(self, kind: FluxKind, namespace: str, name: str) -> dict[str, Any] | None:
         from kubernetes.client.exceptions import ApiException
 
+        version = self._discovery.version(kind.group, kind.plural, kind.versions)
+        if version is None:  # no CRD serves the kind: nothing of it is there
+            return None
         try:
             found = cast(
                 dict[str, Any],
                 self._objects.get_namespaced_custom_object(
-                    group, version, namespace, plural, name, _request_timeout=REQUEST_TIMEOUT
+                    kind.group, version, namespace, kind.plural, name, _request_timeout=REQUEST_TIMEOUT
                 ),
             )
         except ApiException as exc:
@@ -137,20 +138,16 @@ class _Cluster:
             raise
         return found
 
-    def list(self, group: str, version: str, plural: str) -> list[dict[str, Any]]:
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            found = cast(
-                dict[str, Any],
-                self._objects.list_cluster_custom_object(
-                    group, version, plural, _request_timeout=REQUEST_TIMEOUT
-                ),
-            )
-        except ApiException as exc:
-            if exc.status == 404:  # that kind's CRD is not installed (no helm-controller, say)
-                return []
-            raise
+    def list(self, kind: FluxKind) -> list[dict[str, Any]]:
+        version = self._discovery.version(kind.group, kind.plural, kind.versions)
+        if version is None:  # that kind's CRD is not installed (no helm-controller, say)
+            return []
+        found = cast(
+            dict[str, Any],
+            self._objects.list_cluster_custom_object(
+                kind.group, version, kind.plural, _request_timeout=REQUEST_TIMEOUT
+            ),
+        )
         return list(found.get("items") or [])
 
 
@@ -365,15 +362,13 @@ def _read(kubeconfig: dict[str, Any] | None, context: str | None, made: Sequence
         read: dict[tuple[str, str, str], Mapping[str, Any] | None] = {}
         for item in made:
             read[(item.kind, item.namespace, item.name)] = cluster.get(
-                item.group, item.version, _PLURALS[item.kind], item.namespace, item.name
+                _MADE_KINDS[item.kind], item.namespace, item.name
             )
         for item in made:
             ref = item.source_ref
             if ref is not None and ref[0] == _SOURCE.kind and ref not in read:
-                read[ref] = cluster.get(_SOURCE.group, "v1", _SOURCE.plural, ref[1], ref[2])
+                read[ref] = cluster.get(_SOURCE, ref[1], ref[2])
         others: list[tuple[str, Mapping[str, Any]]] = [
-            (kind, obj)
-            for group, version, kind, plural_name in _OTHERS
-            for obj in cluster.list(group, version, plural_name)
+            (kind.kind, obj) for kind in SYNC_KINDS for obj in cluster.list(kind)
         ]
     return read, others

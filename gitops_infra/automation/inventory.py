@@ -35,7 +35,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, St
 from .. import checks
 from .._validation import validation_problems
 from ..errors import ArgumentError, ConfigError, StackNameError, WorkspaceError
-from ._project import Project, find_project_dir
+from ._project import DEPLOYMENT_SUFFIX, STACK_KEYS, Project, find_project_dir
 from ._stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings, read_mapping
 from ._stack_name import parse_stack_name
 
@@ -170,27 +170,42 @@ def parse_selector(text: str | None) -> dict[str, str]:
     return selector
 
 
-def _fleet_section(project: Project, path: Path, stack: str, where: Path) -> Any:
-    """The stack file's ``gitops-infra:fleet`` value (``None`` without one); a ``ConfigError`` when the
-    file cannot be read or the stack's name is one Pulumi refuses."""
+def _fleet_section(project: Project, stack: str, where: Path) -> Any:
+    """The stack's ``gitops-infra:fleet`` value as the engine would give it to a program (``None`` without
+    one: :meth:`Project.read_stack_settings`, a bare ``fleet`` key in this project's own files, or the
+    project's default); a ``ConfigError`` when the file cannot be read or the stack's name is one Pulumi
+    refuses."""
     try:
-        parse_stack_name(stack)
+        name = parse_stack_name(stack)
     except StackNameError as exc:
         raise ConfigError([f"{where}: {exc}"]) from None
-    config = read_mapping(path, stack=stack, shown_as=str(where)).get("config") or {}
-    if not isinstance(config, Mapping):
-        raise ConfigError([f"{where}: config: must be a mapping of keys to values"])
-    # In this project's own files the namespace may be left out, as Pulumi allows for a project's keys.
-    bare = config.get(FLEET_SECTION) if project.name == NAMESPACE else None
-    return config.get(FLEET_KEY, bare)
+    settings = project.read_stack_settings(name, shown_as=str(where))
+    values = settings.values(FLEET_KEY)
+    if len(values) > 1:
+        raise ConfigError(
+            [f"{where}: sets {FLEET_KEY} twice with two values ({FLEET_SECTION} too): Pulumi takes either"]
+        )
+    return values[0].value if values else None
+
+
+def _deployment_settings(path: Path) -> bool:
+    """True when ``Pulumi.<stack>.deploy.yaml`` holds Pulumi Deployments' settings, as Pulumi reads it,
+    rather than the settings of a stack named ``<stack>.deploy``: it holds none of a stack file's keys.
+    One that cannot be read is listed, with its error: which of the two it is cannot be told."""
+    try:
+        return not any(key in STACK_KEYS for key in read_mapping(path))
+    except ConfigError:
+        return False
 
 
 def _project_stacks(project: Project, shown: Path) -> Iterable[FleetStack]:
-    files = {m["stack"]: p for p in project.path.iterdir() if p.is_file() and (m := STACK_FILE.match(p.name))}
-    for stack in sorted(files):
-        where = shown / files[stack].name
+    files = project.stack_files()
+    for stack, path in files.items():
+        if stack.endswith(DEPLOYMENT_SUFFIX) and _deployment_settings(path):
+            continue
+        where = shown / path.relative_to(project.path) if path.is_relative_to(project.path) else path
         try:
-            spec, found = fleet_spec(_fleet_section(project, files[stack], stack, where))
+            spec, found = fleet_spec(_fleet_section(project, stack, where))
             problems = tuple(f"{where}: {problem}" for problem in found)
         except ConfigError as exc:
             spec, problems = FleetSpec(), exc.problems
@@ -220,7 +235,9 @@ def fleet_stacks(
 ) -> tuple[FleetStack, ...]:
     """The stacks of ``projects`` (default: the project at or above the current directory), by name.
 
-    Each is a stack with a ``Pulumi.<stack>.yaml``; ``selector`` keeps those with all its labels, ``wave``
+    Each is a stack with a settings file where the engine reads them (``Pulumi.<stack>.yaml``, in the
+    project's ``stackConfigDir``, with its ``Pulumi.yaml``'s extension), Pulumi Deployments' settings
+    (``Pulumi.<stack>.deploy.yaml``) aside; ``selector`` keeps those with all its labels, ``wave``
     those of that wave. A stack file that cannot be read (a bad fleet section, not YAML, a name Pulumi
     refuses) is a ``ConfigError`` listing every problem by file and key path; with ``strict=False`` that
     stack is kept instead, whatever the selection (it may belong to it), carrying its ``problems``: a
@@ -249,7 +266,7 @@ def fleet_stacks(
         raise ConfigError(sorted(problems))
     if not found:
         where = ", ".join(str(d) for d in directories)
-        raise WorkspaceError(f"no Pulumi.<stack>.yaml in {where}: no stacks in the fleet")
+        raise WorkspaceError(f"no stack file (Pulumi.<stack>.yaml) in {where}: no stacks in the fleet")
     return tuple(
         s
         for _, s in sorted(found.items())

@@ -37,7 +37,8 @@ class StackOptions:
     work_dir: Path | None = None
     """The Pulumi project directory (holding ``Pulumi.yaml``); found from the current directory if unset."""
     backend_url: str | None = None
-    """Overrides ``PULUMI_BACKEND_URL`` and the local default."""
+    """Overrides ``PULUMI_BACKEND_URL``, the project's own ``backend.url``, the stored ``pulumi login`` and
+    the local default."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Extra environment for the engine, on top of this process's environment."""
     on_event: EventCallback | None = None

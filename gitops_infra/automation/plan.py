@@ -134,8 +134,9 @@ def _plain(value: Any, where: str, problems: list[str], enclosing: tuple[int, ..
 def _stack_config(project: Project, project_name: str, stack: StackName) -> dict[str, Any]:
     settings = project.stack_settings(stack)
     if settings is None:
+        path = project.stack_settings_path(stack)  # where the engine reads it
         raise StackNotFoundError(
-            f"no {stack.settings_base}.yaml in {project.path}: the offline plan reads it", stack=str(stack)
+            f"no {path.name} in {path.parent}: the offline plan reads it", stack=str(stack)
         )
     config = read_mapping(settings, stack=str(stack)).get("config")
     if config is None:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from ..checks import format_duration
 from ..errors import ArgumentError, PromotionError
 from ._engine import run_engine
-from ._git import head_commit, repo_root, tracked_changes
+from ._git import head_commit, repo_root, uncommitted
 from ._target import StackTarget
 from ._work import deployments, up_work
 from .drift import detect_drift
@@ -58,9 +58,9 @@ def require_promoted(stack: str, source: str, *, options: StackOptions | None = 
 
     The rule is ``promote``'s: ``source``'s newest deployment is a successful update of this commit, from
     a clean work tree, and nothing came after it (a rollback away from it, a destroy). ``PromotionError``,
-    naming the commit and the stack, otherwise; also for a work tree whose tracked files have uncommitted
-    changes, since what would run is then not the commit ``source`` proved, and for ``source`` naming
-    ``stack`` itself, which proves nothing.
+    naming the commit and the stack, otherwise; also for a work tree the engine would record as dirty
+    (uncommitted changes, untracked files), since what would run is then not the commit ``source`` proved,
+    and for ``source`` naming ``stack`` itself, which proves nothing.
     """
     return require_promoted_on(StackTarget.resolve(stack, options), source, options)
 
@@ -74,11 +74,16 @@ def require_promoted_on(target: StackTarget, source: str, options: StackOptions 
     )
     repo = repo_root(target.project.path)
     head = head_commit(repo)
-    if tracked_changes(repo):
+    # "Dirty" is the engine's own git.dirty (untracked files count), so that nothing the engine would
+    # record as dirty on the target passes as the commit the source proved.
+    if dirty := uncommitted(target.project.path):
+        more = f" and {len(dirty) - 3} more" if len(dirty) > 3 else ""
+        shown = ", ".join(repr(path) for path in dirty[:3]) + more
         raise PromotionError(
-            f"the work tree at {head[:12]} has uncommitted changes (or files marked --skip-worktree or "
-            f"--assume-unchanged, which git status does not look at), so `up {stack}` would not apply a "
-            f"commit stack {source!r} ran; commit them and deploy that commit to {source!r} first",
+            f"the work tree at {head[:12]} has uncommitted changes or untracked files ({shown}; files marked "
+            f"--skip-worktree or --assume-unchanged count too), so `up {stack}` would not apply a commit "
+            f"stack {source!r} ran; commit them (or git-ignore or remove them) and deploy that commit to "
+            f"{source!r} first",
             stack=source,
             commit=head,
         )

@@ -12,7 +12,8 @@ processes still running, a rollback's temporary worktree, or (on a full disk) a 
 2. remove the rollback worktrees killed rollbacks left behind (never one a live process works in);
 3. if the checkpoint cannot be read, restore the newest intact copy from the backend's history, keeping
    the broken file aside (only with ``restore_checkpoint``; otherwise say what would be restored);
-4. clear the stale lock (``pulumi cancel``);
+4. clear the stale lock (``pulumi cancel``), and a damaged one: a lock file cut short, which names no
+   holder and blocks every command all the same;
 5. refresh with ``--clear-pending-creates``, so the state matches what really exists.
 
 The next ``up`` then converges: it creates what is missing and changes what differs.
@@ -55,6 +56,8 @@ class RecoverResult:
     """The history checkpoint put in place of an unreadable one, or ``None``."""
     broken_checkpoint_kept_at: str | None = None
     """Where the unreadable checkpoint was kept, or ``None``."""
+    damaged_locks: tuple[str, ...] = ()
+    """Lock files that named no holder (empty, cut short), now removed: ``<path> <what was wrong>``."""
 
 
 def _pending(stack: auto.Stack) -> tuple[str, ...]:
@@ -150,12 +153,18 @@ def recover(
     target = StackTarget.resolve(stack, options)
     files = target.file_backend()
     stale_lock = _refuse_while_running(target, files, force)
+    # A damaged lock names no holder to check, and no run holds one: a lock is written beside its place
+    # (`<id>.json.<n>.tmp`) and renamed into it whole, so one that stays is what a write that died left.
+    # A run still working holds a readable lock, or has plugins running: the checks above refuse then.
+    damaged = files.damaged_locks() if files is not None else []
     removed = remove_stale_worktrees(target.project.path)
     restored = _restore_checkpoint(target, files, restore_checkpoint)
 
     def work(pulumi_stack: auto.Stack, events: EngineEvents) -> RecoverResult:
         pending = _pending(pulumi_stack)
         pulumi_stack.cancel()
+        for lock in damaged:  # `cancel` empties the engine's own lock directory; the other layout's too
+            lock.path.unlink(missing_ok=True)
         refreshed = run_command(
             pulumi_stack,
             events,
@@ -171,6 +180,7 @@ def recover(
             removed_worktrees=tuple(str(Path(tree)) for tree in removed),
             restored_checkpoint=restored[0] if restored else None,
             broken_checkpoint_kept_at=restored[1] if restored else None,
+            damaged_locks=tuple(str(lock) for lock in damaged),
         )
 
     return run_engine(target, "recover", work)

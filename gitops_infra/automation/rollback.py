@@ -22,7 +22,7 @@ from ..errors import CommitNotFoundError, GitError
 from ._engine import run_engine
 from ._git import has_commit, repo_root, resolve_commit, run_git, shallow_hint
 from ._processes import alive_here, used_as_cwd
-from ._stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings, read_mapping
+from ._stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings
 from ._target import Project, StackTarget
 from ._work import deployments, preview_work, up_work
 from .options import PREVIOUS, StackOptions
@@ -229,22 +229,24 @@ def checked_out(target: StackTarget, repo: Path, sha: str, named_as: str) -> Ite
             f"commit {sha[:12]} ({named_as}) has no {relative / 'Pulumi.yaml'}; it predates this project",
             commit=named_as,
         )
-    stack_file = target.project.stack_settings(target.stack_name)
-    if stack_file is not None and not at_commit(target.stack_name.settings_base):
-        # The stack would run with no config of its own: whatever the program's defaults make of that.
-        raise CommitNotFoundError(
-            f"commit {sha[:12]} ({named_as}) has no {relative / stack_file.name}: it predates stack "
-            f"{target.stack!r}'s config, so the stack would run without it; pick a commit that has it",
-            commit=named_as,
-        )
+    # Both sides look where the engine reads, each by its own project file (ProjectStackPath): the
+    # commit's Pulumi.yaml may keep its stack files elsewhere (stackConfigDir) or be a Pulumi.yml.
+    has_config = target.project.stack_settings(target.stack_name) is not None
     with _worktree(repo, sha) as tree:
         checkout = tree / relative
         # The commit's own files, read as carefully as the work tree's: a clear error, not a traceback.
         settings_file = find_settings(checkout, PROJECT_FILE) or checkout / f"{PROJECT_FILE}.yaml"
         project = Project.load(checkout, shown_as=f"{relative / settings_file.name} at {sha[:12]}")
         _share_virtualenv(target.project, project)
-        stack_settings = project.stack_settings(target.stack_name)
-        if stack_settings is not None:
-            shown = f"{relative / stack_settings.name} at {sha[:12]}"
-            read_mapping(stack_settings, stack=target.stack, shown_as=shown)
+        stack_file = project.stack_settings_path(target.stack_name)
+        in_repo = stack_file.relative_to(tree).as_posix() if stack_file.is_relative_to(tree) else stack_file
+        there = project.read_stack_settings(target.stack_name, shown_as=f"{in_repo} at {sha[:12]}")
+        if has_config and not there.exists:
+            # The stack would run with no config of its own: whatever the program's defaults make of that.
+            raise CommitNotFoundError(
+                f"commit {sha[:12]} ({named_as}) has no {in_repo}: it predates stack {target.stack!r}'s "
+                f"config (its {settings_file.name} has the engine read it there), so the stack would run "
+                "without it; pick a commit that has it",
+                commit=named_as,
+            )
         yield target.running(project)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import ArgumentError
 from ._git import changed_files, repo_root
+from ._project import Project
 from .inventory import STACK_FILE, FleetStack, Shard, shard_index
 
 __all__ = [
@@ -92,11 +93,26 @@ def _one(values: Iterable[Any]) -> Any:
 
 def fleet_matrix(stacks: Sequence[FleetStack], op: Operation, *, max_jobs: int = GITHUB_MAX_JOBS) -> Matrix:
     """The jobs for ``op`` over ``stacks``: one a stack while they fit in ``max_jobs``, else ``max_jobs``
-    shards (``drift`` and ``preview`` only: ``up`` is one stack a job, in wave order, and more stacks
-    than jobs is an ``ArgumentError``)."""
+    shards (``drift`` and ``preview`` only).
+
+    ``up`` is one stack a job, of one wave: a matrix starts its jobs at once (``max-parallel`` bounds
+    how many, not their order), so a matrix over two waves would deploy the later beside the earlier.
+    Stacks of several waves are an ``ArgumentError`` naming them: a workflow runs one matrix a wave,
+    each job of a wave's matrix needing the one before (``--wave 0``, then ``--wave 1``...). More stacks
+    than jobs is an ``ArgumentError`` too.
+    """
     if max_jobs < 1:
         raise ArgumentError(f"max_jobs must be at least 1, not {max_jobs}")
-    ordered = sorted(stacks, key=lambda s: (s.wave, s.name)) if op is Operation.UP else list(stacks)
+    if op is Operation.UP:
+        waves = sorted({s.wave for s in stacks})
+        if len(waves) > 1:
+            shown = ", ".join(str(w) for w in waves[:-1]) + f" and {waves[-1]}"
+            raise ArgumentError(
+                f"the stacks to up are of waves {shown}, but a matrix runs its jobs at once, so wave "
+                f"{waves[-1]} would deploy beside wave {waves[0]}: make one matrix a wave, each after the "
+                f"one before (--wave {waves[0]} first, then --wave {waves[1]})"
+            )
+    ordered = sorted(stacks, key=lambda s: s.name) if op is Operation.UP else list(stacks)
     if len(ordered) <= max_jobs:
         entries = tuple(
             MatrixEntry(
@@ -126,21 +142,34 @@ def changed_since(stacks: Sequence[FleetStack], ref: str) -> tuple[FleetStack, .
     """The stacks whose stack file changed since ``ref`` (``git diff --name-only``), and every stack of a
     project whose program changed: any other file under its directory, ``Pulumi.yaml`` included.
 
+    A stack's file is the one the engine reads (:meth:`Project.stack_files`: in ``stackConfigDir``, with
+    the project file's extension), wherever that directory is. Another stack's file, and a settings file
+    the engine reads for no stack (``Pulumi.dev.yaml`` beside a ``Pulumi.yml``, or beside a
+    ``stackConfigDir``; Pulumi Deployments' ``Pulumi.dev.deploy.yaml``), changes no stack's program.
+
     A ref that is not in the clone is a ``CommitNotFoundError`` (a shallow clone says so): silently
     selecting nothing would report a clean fleet that was never checked.
     """
     changes: dict[Path, tuple[Path, ...]] = {}
+    projects: dict[Path, tuple[dict[str, Path], set[Path]]] = {}
     kept = []
     for stack in stacks:
-        project = stack.project_dir.resolve()
-        repo = repo_root(project)
+        directory = stack.project_dir.resolve()
+        if directory not in projects:
+            project = Project.load(directory)
+            projects[directory] = (project.stack_files(), {directory, project.stack_config_dir})
+        files, settings_dirs = projects[directory]
+        own = files.get(stack.stack)
+        repo = repo_root(directory)
         if repo not in changes:
             changes[repo] = changed_files(repo, ref)
         for path in changes[repo]:
-            if project not in path.parents:
-                continue
-            settings = STACK_FILE.match(path.name) if path.parent == project else None
-            if settings is None or settings["stack"] == stack.stack:  # the program, or its own file
+            if path == own:
+                kept.append(stack)
+                break
+            if path.parent in settings_dirs and STACK_FILE.match(path.name):
+                continue  # another stack's settings, or settings the engine does not read
+            if directory in path.parents:  # the program
                 kept.append(stack)
                 break
     return tuple(kept)

@@ -20,11 +20,10 @@ from typing import Any, Literal, NamedTuple, overload
 from pulumi import automation as auto
 
 from ..checks import PROD_ENVIRONMENTS
-from ..errors import ArgumentError, ConfirmationRequiredError, OperationFailedError
+from ..errors import ArgumentError, ConfigError, ConfirmationRequiredError, OperationFailedError
 from ._drain import DEFAULT_DRAIN_TIMEOUT, DrainCallback, drain_clusters, owned_clusters
 from ._engine import EngineEvents, locked_error, run_engine
 from ._kube import decrypted_state, plain
-from ._stack_files import read_mapping
 from ._streamed import message_flags, run_command
 from ._sweep import AssumedRole, sweep  # boto3 itself loads only when a sweep runs
 from ._target import StackTarget
@@ -50,15 +49,24 @@ def prod_environment(target: StackTarget) -> str | None:
     """Why ``target`` is a prod stack (``environment 'prod'``), or ``None`` when it is not.
 
     A stack is prod when its ``environment.name``, or else its own name, is one of
-    ``PROD_ENVIRONMENTS`` (the names the policy pack treats as prod). ``environment`` is read as Pulumi
-    reads it: ``<project>:environment`` or a bare ``environment`` (a bare key is the project's), in
-    ``Pulumi.<stack>.yaml`` and else in the project's own ``config:`` defaults, as a mapping or as the
-    JSON text ``pulumi config set`` writes without ``--path``. A value that is there but cannot be read (a
-    secret, text that is not JSON, a name that is not text) makes the stack prod: a destroy fails closed,
-    as the policy pack does.
+    ``PROD_ENVIRONMENTS`` (the names the policy pack treats as prod). ``environment`` is read where and as
+    the engine reads it (:meth:`Project.read_stack_settings`: the stack file in ``stackConfigDir`` with the
+    project file's extension, a bare or namespaced key, else the project's ``config:`` default in its long
+    or short form), as a mapping or as the JSON text ``pulumi config set`` writes without ``--path``.
+    Whatever cannot be told makes the stack prod, so that a destroy fails closed as the policy pack does:
+    a value that cannot be read (a secret, text that is not JSON, a name that is not text), a key spelled
+    twice in the stack file, and an ESC environment the stack imports, which may set it.
     """
-    for environment in _environment_values(target):
-        reason = _prod_reason(environment)
+    try:
+        settings = target.project.read_stack_settings(target.stack_name)
+    except ConfigError as exc:  # what the engine would refuse too: a config that is not a mapping, say
+        return f"its environment cannot be read: {'; '.join(exc.problems)}"
+    if settings.imports:
+        return (
+            f"its environment cannot be read: {settings.path.name} imports ESC environments, which may set it"
+        )
+    for setting in settings.values(f"{target.project.name}:environment"):
+        reason = _prod_reason(setting.value)
         if reason is not None:
             return reason
     if target.stack_name.name.lower() in PROD_ENVIRONMENTS:
@@ -82,27 +90,6 @@ def _prod_reason(environment: object) -> str | None:
     if isinstance(name, str) and name.lower() in PROD_ENVIRONMENTS:
         return f"environment {name!r}"
     return None
-
-
-def _environment_values(target: StackTarget) -> list[object]:
-    """The ``environment`` config values as written: the stack's own, else the project's defaults."""
-    keys = (f"{target.project.name}:environment", "environment")
-    settings = target.project.stack_settings(target.stack_name)
-    stack_config = read_mapping(settings, stack=target.stack).get("config") if settings is not None else None
-    if stack_config is not None and not isinstance(stack_config, Mapping):
-        return [stack_config]  # a config that is not a mapping cannot be read: prod
-    found = [stack_config[key] for key in keys if stack_config is not None and key in stack_config]
-    if found:
-        return found
-    project_config = target.project.settings.get("config")
-    if not isinstance(project_config, Mapping):
-        return []
-    return [
-        declared.get("value", declared.get("default"))
-        for key in keys
-        if isinstance(declared := project_config.get(key), Mapping)
-        and ("value" in declared or "default" in declared)
-    ]
 
 
 class _Made(NamedTuple):
@@ -304,8 +291,9 @@ def destroy(
     After the destroy, each EKS cluster the stack made is swept, in its account (as the stack's AWS
     provider reaches it: ``aws:profile``, then its ``aws:assumeRoles`` chain): the AWS resources still
     tagged for it are the result's ``sweeps`` (reported, never deleted). A destroy that fails is swept
-    too: ``OperationFailedError.sweeps`` (not after SIGINT or SIGTERM under ``cancel_on_signals``). A
-    preview shows the drain's plan.
+    too: ``OperationFailedError.sweeps``; not after a signal of ``cancel_on_signals`` (SIGINT, SIGTERM or
+    SIGHUP), which asked the process to stop, so it does not wait on AWS then. A preview shows the
+    drain's plan.
 
     Example::
 

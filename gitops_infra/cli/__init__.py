@@ -11,8 +11,9 @@ Each command parses its arguments, calls one library function and renders the re
 - ``0``: success (and, for ``drift``, no drift);
 - ``1``: an error, printed as ``ErrorType: message`` with no traceback;
 - ``2``: drift found (``drift``), or changes pending (``preview --expect-no-changes``);
-- ``128 + N``: stopped by signal N (130 for SIGINT, 143 for SIGTERM). The engine is cancelled the way
-  Ctrl-C cancels ``pulumi``: in-flight operations finish and the stack's lock is released.
+- ``128 + N``: stopped by signal N (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP: a closed terminal).
+  The engine is cancelled the way Ctrl-C cancels ``pulumi``: in-flight operations finish and the stack's
+  lock is released.
 
 On a terminal, engine events drive a live progress display; without one, each finished step is a plain
 line. With ``--json``, every exit writes exactly one JSON document on stdout: the result, or

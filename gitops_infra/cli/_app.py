@@ -22,7 +22,7 @@ import click
 from .. import automation
 from ..errors import GitOpsInfraError, OperationFailedError, StackNameError
 from ..policy import POLICY_PACK
-from ._group import EXIT_ERROR, EXIT_OK, EXIT_PENDING, CliError, echo, main
+from ._group import EXIT_ERROR, EXIT_OK, EXIT_PENDING, OUTPUT, CliError, echo, main
 from ._markdown import to_markdown
 
 if TYPE_CHECKING:
@@ -58,10 +58,15 @@ __all__ = [
 _LOG_WIDTH = 1000
 
 
-def to_json(result: Any) -> str:
+def to_json(result: Any, *, warnings: list[str] | None = None) -> str:
+    """``result`` as one JSON document; ``warnings`` (what would have been said on stderr) go in it,
+    under ``warnings``, when it is an object."""
     from ..automation.results import to_jsonable
 
-    return json.dumps(to_jsonable(result), indent=2, sort_keys=True)
+    document = to_jsonable(result)
+    if warnings and isinstance(document, dict):
+        document = {**document, "warnings": list(warnings)}
+    return json.dumps(document, indent=2, sort_keys=True)
 
 
 @dataclass
@@ -95,13 +100,17 @@ class Invocation:
         if self.markdown:
             self.stdout_closed = not echo(to_markdown(result), nl=False)
         elif self.json:
-            self.stdout_closed = not echo(to_json(result))
+            self.stdout_closed = not echo(to_json(result, warnings=OUTPUT.warnings))
         else:
             human(self.console)
 
     def warn(self, text: str) -> None:
-        """``warning: <text>`` on stderr, whatever the format: stdout may be the whole of a document."""
-        echo(f"warning: {text}", err=True)
+        """``warning: <text>`` on stderr (stdout may be the whole of a document); under --json, in the
+        document's ``warnings``, since stderr then holds nothing the document does not."""
+        if self.json:
+            OUTPUT.warnings.append(text)
+        else:
+            echo(f"warning: {text}", err=True)
 
     @property
     def output_lost(self) -> bool:
@@ -301,11 +310,13 @@ def command(
                     type(exc).__name__, str(exc), code, subject=_subject(invocation), details=_details(exc)
                 ) from exc
             except KeyboardInterrupt:
-                code = interruption.exit_code if interruption.signum else 128 + signal.SIGINT
-                raise CliError("Interrupted", "stopped before it finished", code) from None
+                signum = signal.Signals(interruption.signum or signal.SIGINT)
+                raise CliError(
+                    "Interrupted", f"stopped by {signum.name} before it finished", 128 + signum
+                ) from None
             except Exception:
-                # Whatever a signal broke on its way (`pulumi version`'s probe killed by the forwarded
-                # Ctrl-C ends in CalledProcessError), the news is the signal, not the breakage.
+                # Whatever a signal broke on its way (`pulumi version`'s probe killed by a Ctrl-C, typed
+                # or passed on, ends in CalledProcessError), the news is the signal, not the breakage.
                 if not interruption.signum:
                     raise
                 by = signal.Signals(interruption.signum).name

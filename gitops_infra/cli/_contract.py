@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from .._files import FileTooLarge, read_regular_file
 from ._app import EXIT_ERROR, EXIT_OK, CliError, echo, main, to_json
 
 if TYPE_CHECKING:
@@ -43,18 +45,16 @@ def check(file: str, as_json: bool) -> None:
     from ..contract import MAX_CONFIGMAP_BYTES, check_contract
 
     source = "<stdin>" if file == "-" else file
+    too_large = f"{source}: is larger than {MAX_CONFIGMAP_BYTES} bytes, the most a ConfigMap holds"
     try:
-        # One byte past the most a ConfigMap holds is enough to know it is too big: a 50 MB file is not
-        # read whole (let alone parsed) to say so.
-        raw = _read(file, MAX_CONFIGMAP_BYTES + 1)
-    except (OSError, ValueError) as exc:  # a closed stdin, an unreadable file
+        raw = _read(file, MAX_CONFIGMAP_BYTES)
+    except FileTooLarge:
+        raise CliError("ContractCheckError", too_large) from None
+    except (OSError, ValueError) as exc:  # a closed stdin, an unreadable file, a FIFO or a device
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise CliError("ContractCheckError", f"{source}: cannot be read ({detail})") from None
     if len(raw) > MAX_CONFIGMAP_BYTES:
-        raise CliError(
-            "ContractCheckError",
-            f"{source}: is larger than {MAX_CONFIGMAP_BYTES} bytes, the most a ConfigMap holds",
-        )
+        raise CliError("ContractCheckError", too_large)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -69,12 +69,14 @@ def check(file: str, as_json: bool) -> None:
 
 
 def _read(file: str, limit: int) -> bytes:
+    """FILE's bytes, up to ``limit``; stdin's up to one byte past it (a 50 MB input is not read whole, let
+    alone parsed, to say it is too big). A path must name a regular file: a FIFO would block the check
+    until a writer came (forever, in CI), and a device's read may never end."""
     if file != "-":
-        with open(file, "rb") as stream:
-            return stream.read(limit)
+        return read_regular_file(Path(file), limit)
     if sys.stdin is None:  # started with fd 0 closed (`<&-`)
         raise ValueError("stdin is closed")
-    return sys.stdin.buffer.read(limit)
+    return sys.stdin.buffer.read(limit + 1)
 
 
 def _print_contract_check(result: contract.ContractCheck) -> None:

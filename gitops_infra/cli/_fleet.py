@@ -34,7 +34,7 @@ from ._app import (
     selection_options,
     to_json,
 )
-from ._markdown import Plain, code, details, table
+from ._markdown import Plain, code, details, table, word
 from ._text import one_line
 
 if TYPE_CHECKING:
@@ -100,9 +100,9 @@ def drift(invocation: Invocation, fleet: Fleet, lock_wait: float, layers: tuple[
 
     def human(out: Console) -> None:
         for resource in report.resources:
-            out.print(f"{resource.kind.value:<8} {resource.urn}")
+            out.print(f"{resource.kind.value:<8} {one_line(resource.urn)}")
             for diff in resource.diffs:
-                out.print(f"    {diff.path}: {json.dumps(diff.recorded)} -> {json.dumps(diff.actual)}")
+                out.print("    " + one_line(f"{diff.path}: {_change(diff.recorded, diff.actual)}"))
         out.print(f"{invocation.stack}: {_iac_outcome(report)}")
         _print_gitops(out, report.gitops, checked=automation.Layer.GITOPS in report.layers)
 
@@ -177,16 +177,27 @@ def namer(stacks: Sequence[_Named]) -> Callable[[_Named], str]:
     return lambda s: f"{s.project}/{s.stack}" if s.project else s.stack
 
 
+def _change(recorded: Any, actual: Any) -> str:
+    return f"{json.dumps(recorded, default=str)} -> {json.dumps(actual, default=str)}"
+
+
 def _print_fleet_drift(out: Console, fleet: automation.FleetDrift) -> None:
-    shown = namer(fleet.stacks)
+    """A line a stack, a cause or a missing result. A report's inputs are artifacts and pod logs anyone
+    who can write one controls, so every text from them is one line, escaped (:func:`one_line`): it can
+    neither forge a line nor a CI workflow command."""
+    names = namer(fleet.stacks)
+
+    def shown(checked: automation.StackDrift) -> str:
+        return one_line(names(checked))
+
     if not fleet.stacks:  # a shard the hash gave no stack: say so, rather than print nothing
-        out.print(f"no stacks in shard {fleet.shard}" if fleet.shard else "no stacks")
+        out.print(f"no stacks in shard {one_line(fleet.shard)}" if fleet.shard else "no stacks")
     for unread in fleet.unread:
-        out.print(f"missing: {unread}")
+        out.print(f"missing: {one_line(unread)}")
     for checked in fleet.stacks:
         name = shown(checked)
         if checked.error is not None:
-            out.print(f"{name}: error: {checked.error.type}: {checked.error.message}")
+            out.print(f"{name}: error: " + one_line(f"{checked.error.type}: {checked.error.message}"))
             continue
         assert checked.report is not None  # a check without an error has a report
         report = checked.report
@@ -197,9 +208,12 @@ def _print_fleet_drift(out: Console, fleet: automation.FleetDrift) -> None:
         for problem in report.gitops.problems:
             out.print(f"  {one_line(problem)}")
     for cause in fleet.causes:
-        change = f"{json.dumps(cause.recorded)} -> {json.dumps(cause.actual)}" if cause.path else "deleted"
-        where = f"{cause.type} {cause.path}".rstrip()
-        out.print(f"cause: {where}: {change}: {len(cause.stacks)} stack(s): {', '.join(cause.stacks)}")
+        change = _change(cause.recorded, cause.actual) if cause.path else "deleted"
+        where = one_line(f"{cause.type} {cause.path}")
+        out.print(
+            f"cause: {where}: {one_line(change)}: {len(cause.stacks)} stack(s): "
+            + one_line(", ".join(cause.stacks))
+        )
 
 
 @main.command()
@@ -220,24 +234,29 @@ def status(invocation: Invocation, fleet: Fleet) -> int:
 
 
 def _print_status(out: Console, found: tuple[automation.StackStatus, ...]) -> None:
-    shown = namer(found)
+    names = namer(found)
+
+    def shown(s: automation.StackStatus) -> str:
+        return one_line(names(s))
+
     if not found:
         out.print("no stacks")
     for s in found:
         if s.error is not None:
-            out.print(f"{shown(s)}: error: {s.error.type}: {s.error.message}")
+            out.print(f"{shown(s)}: error: " + one_line(f"{s.error.type}: {s.error.message}"))
             continue
-        lock = {None: "lock unknown", False: "unlocked", True: f"locked by {s.lock}"}[s.locked]
+        lock = one_line(lock_text(s))
         if s.last is None:
             out.print(f"{shown(s)}: never deployed; {lock}")
             continue
         last = s.last
         head = {None: "", True: ", HEAD", False: ", not HEAD"}[s.at_head]
         when = last.start_time.isoformat(timespec="seconds")
-        commit = (last.commit or "no commit")[:12]
+        commit = one_line((last.commit or "no commit")[:12])
+        kind = one_line(f"{last.kind} {last.result}")  # the engine's words, kept even when not ours
         out.print(
-            f"{shown(s)}: version {last.version} {last.kind} {last.result} at {when} from {commit}{head}; "
-            f"{lock}; {last.message!r}"
+            f"{shown(s)}: version {last.version} {kind} at {when} from {commit}{head}; "
+            f"{lock}; {one_line(repr(last.message))}"
         )
         if s.gitops is not None:
             _print_gitops(out, s.gitops, indent="  ")
@@ -247,9 +266,9 @@ def _drift_rows(report: automation.DriftReport) -> list[tuple[Any, ...]]:
     rows: list[tuple[Any, ...]] = []
     for resource in report.resources:
         if not resource.diffs:
-            rows.append((Plain(resource.kind.value), code(resource.urn), Plain(""), Plain(""), Plain("")))
+            rows.append((word(resource.kind.value), code(resource.urn), Plain(""), Plain(""), Plain("")))
         for diff in resource.diffs:
-            kind = Plain(resource.kind.value)
+            kind = word(resource.kind.value)
             rows.append((kind, code(resource.urn), diff.path, diff.recorded, diff.actual))
     return rows
 
@@ -262,7 +281,7 @@ def drift_markdown(result: automation.DriftReport) -> str:
     kinds = Counter(r.kind.value for r in result.resources)
     lines = [f"### Drift of {code(result.stack)}", ""]
     lines += (
-        table(["drift", "count"], [(Plain(k), n) for k, n in sorted(kinds.items())])
+        table(["drift", "count"], [(word(k), n) for k, n in sorted(kinds.items())])
         if kinds
         else ["No drift."]
     )
@@ -284,7 +303,7 @@ def _flux_rows(layer: automation.GitOpsReport) -> list[tuple[Any, ...]]:
     ]
     return [
         (
-            Plain(s.kind),
+            word(s.kind),  # the cluster's word, or a report's: any text at all
             f"{s.namespace}/{s.name}",
             Plain({True: "yes", False: "no", None: "not yet"}[s.ready]),
             Plain("yes" if s.suspended else "no"),
@@ -309,14 +328,14 @@ def fleet_drift_markdown(result: automation.FleetDrift) -> str:
 
     def outcome(checked: automation.StackDrift) -> Plain:
         if checked.error is not None:
-            return Plain(f"error: {checked.error.type}")  # the name of one of our exception classes
+            return Plain(f"error: {word(checked.error.type)}")  # a report's: any text at all
         assert checked.report is not None  # a check without an error has a report
         if checked.report.gitops is None:  # not checked, or a stack without Flux
             return Plain(_iac_outcome(checked.report))
         return Plain(f"{_iac_outcome(checked.report)}; {gitops_outcome(checked.report.gitops)}")
 
     shown = namer(result.stacks)
-    title = f"shard {result.shard} of the fleet" if result.shard else "every stack"
+    title = f"shard {code(result.shard)} of the fleet" if result.shard else "every stack"
     lines = [f"### Drift of {title}", ""]
     if result.unread:
         lines += ["Missing results:", "", *(f"- {code(unread)}" for unread in result.unread), ""]
@@ -325,7 +344,7 @@ def fleet_drift_markdown(result: automation.FleetDrift) -> str:
         rows = [
             (
                 code(c.type),
-                Plain(c.kind.value),
+                word(c.kind.value),
                 c.path if c.path else Plain(""),
                 c.recorded if c.path else Plain(""),
                 c.actual if c.path else Plain(""),
@@ -354,6 +373,15 @@ def fleet_drift_markdown(result: automation.FleetDrift) -> str:
     return "\n".join(lines) + "\n"
 
 
+def lock_text(status: automation.StackStatus) -> str:
+    """The stack's lock in words: who holds it, and each damaged lock file that blocks it all the same."""
+    if status.locked is None:
+        return "lock unknown"
+    held = [f"locked by {status.lock}"] if status.lock is not None else []
+    held += [f"locked by a damaged lock file, {lock} (recover clears it)" for lock in status.damaged_locks]
+    return "; ".join(held) or "unlocked"
+
+
 def status_markdown(statuses: Sequence[automation.StackStatus]) -> str:
     """Statuses as Markdown: one row a stack, then the last deployments' messages and errors folded."""
     rows = []
@@ -361,12 +389,14 @@ def status_markdown(statuses: Sequence[automation.StackStatus]) -> str:
     for status in statuses:
         last = status.last
         lock = (
-            Plain({None: "unknown", False: "no"}[status.locked]) if not status.locked else f"by {status.lock}"
+            Plain({None: "unknown", False: "no"}[status.locked])
+            if not status.locked
+            else lock_text(status).removeprefix("locked ")
         )
         head = Plain({None: "", True: "yes", False: "no"}[status.at_head])
         flux = Plain(gitops_outcome(status.gitops).removeprefix("gitops: ") if status.gitops else "")
         if status.error is not None:
-            rows.append((shown(status), Plain(f"error: {status.error.type}"), *[Plain("")] * 5))
+            rows.append((shown(status), Plain(f"error: {word(status.error.type)}"), *[Plain("")] * 5))
         elif last is None:
             rows.append((shown(status), Plain("never deployed"), Plain(""), Plain(""), Plain(""), lock, flux))
         else:
@@ -438,7 +468,11 @@ def fleet_matrix(
     max_jobs: int | None,
     output_format: str,
 ) -> int:
-    """The jobs of a CI matrix over the fleet, as one line of JSON: each stack once, in wave order for up."""
+    """The jobs of a CI matrix over the fleet, as one line of JSON: each stack once.
+
+    A matrix runs its jobs at once, so for up the stacks must be of one wave: a selection over several
+    is refused, naming them. Make one matrix a wave (--wave 0, then --wave 1 in a job that needs it).
+    """
     from ..automation import runners
 
     stacks = selection.stacks(invocation.cwd)

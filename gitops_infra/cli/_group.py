@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from contextlib import ExitStack, suppress
 from typing import Any, NoReturn
 
 import click
@@ -61,6 +62,10 @@ class _Output:
     no_teardown = False
     """The command left nothing to clean up (see :func:`end_without_teardown`)."""
 
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+        """Under ``--json``: what would have been a warning on stderr, for the document instead."""
+
 
 OUTPUT = _Output()
 
@@ -109,12 +114,30 @@ def report_failure(
     subject: dict[str, str] | None = None,
     details: dict[str, Any] | None = None,
 ) -> None:
-    """The one place a failure is written: ``kind: message`` on stderr, and the JSON document."""
+    """The one place a failure is written: ``kind: message`` on stderr, or with ``as_json`` the JSON
+    document on stdout alone.
+
+    With ``--json`` stderr holds nothing the document does not: ``kubectl logs`` merges a pod's two
+    streams, and the line on stderr beside the document made it unreadable (issue 44). Only when stdout
+    cannot take the document does the line go to stderr, the one place left to say it.
+    """
     if as_json:
         import json
+        from datetime import UTC, datetime
 
-        document = {"error": {"type": kind, "message": message}, **(subject or {}), **(details or {})}
-        echo(json.dumps(document, indent=2, sort_keys=True))
+        # Its time, as every result has: a fleet report keeps a stack's newest result, and an error
+        # without one could not be weighed against an older success.
+        at = datetime.now(UTC).isoformat()
+        document = {
+            "error": {"type": kind, "message": message},
+            "checked_at": at,
+            **(subject or {}),
+            **(details or {}),
+        }
+        if OUTPUT.warnings:
+            document["warnings"] = list(OUTPUT.warnings)
+        if echo(json.dumps(document, indent=2, sort_keys=True)):
+            return
     echo(f"{kind}: {message}", err=True)
 
 
@@ -247,6 +270,8 @@ class _Cli(click.Group):
         # fd 1 closed before the start (`>&-`): Python has no sys.stdout, and every write would vanish.
         OUTPUT.lost = sys.stdout is None
         OUTPUT.no_teardown = False
+        OUTPUT.warnings = []
+        restore_streams = _set_up_streams(as_json=as_json)
         try:
             # `args is None`: the process's own entry (the console script, `python -m`), never in-process.
             try:
@@ -280,8 +305,59 @@ class _Cli(click.Group):
             report_failure("Aborted", "nothing was changed", as_json=as_json)
             sys.exit(EXIT_ERROR)
         finally:
+            restore_streams()
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+
+
+def _set_up_streams(*, as_json: bool) -> Callable[[], None]:
+    """Set the process's output up for any text and, with ``as_json``, keep stderr for the document's
+    sake; return what sets it all back (the CLI may run in-process, on a caller's streams)."""
+    undo = ExitStack()
+    _escape_what_cannot_be_encoded(undo)
+    if as_json:
+        _warnings_into_the_document(undo)
+    return undo.close
+
+
+def _escape_what_cannot_be_encoded(undo: ExitStack) -> None:
+    """stdout and stderr write what their encoding cannot hold as an escape (``\\u2192``), not fail.
+
+    In a log or a terminal in ASCII or Latin-1 (``PYTHONIOENCODING=ascii``, an ISO-8859-1 ``LANG``), a
+    name or message from outside raised UnicodeEncodeError mid-output: a traceback in place of the rest
+    (issue 44). Python's own ``strict`` is the only handler that fails, so only it is replaced.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (OSError, ValueError):  # a stream already closed
+                continue
+            undo.callback(_reconfigure, stream, errors="strict")
+
+
+def _reconfigure(stream: Any, **settings: str) -> None:
+    with suppress(OSError, ValueError):  # closed since, or its flush failed: nothing more is written
+        stream.reconfigure(**settings)
+
+
+def _warnings_into_the_document(undo: ExitStack) -> None:
+    """Under ``--json``, what Python itself would write on stderr goes to the document's ``warnings``:
+    a warning (``warnings.warn``), and a library's log record that no handler takes
+    (``logging.lastResort``). See :func:`report_failure` for why stderr stays empty."""
+    import logging
+    import warnings
+
+    class Noted(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            OUTPUT.warnings.append(f"{record.name}: {record.getMessage()}")
+
+    undo.enter_context(warnings.catch_warnings())  # sets showwarning back on exit
+    warnings.showwarning = lambda message, category, *_: OUTPUT.warnings.append(
+        f"{category.__name__}: {message}"
+    )
+    undo.callback(setattr, logging, "lastResort", logging.lastResort)
+    logging.lastResort = Noted(logging.WARNING)
 
 
 _OUTPUT_CLOSED = "stdout could not be written (closed, or full); nothing else failed"
@@ -363,7 +439,7 @@ def _interrupted(exc: KeyboardInterrupt, *, as_json: bool) -> NoReturn:
 
 
 class _Signalled(KeyboardInterrupt):
-    """SIGINT or SIGTERM, raised where the program was, so that it ends as one clean report."""
+    """SIGINT, SIGTERM or SIGHUP, raised where the program was, so that it ends as one clean report."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -375,14 +451,17 @@ def _raise_signalled(signum: int, _frame: object) -> None:
 
 
 def _stop_on_signals() -> dict[int, Any]:
-    """SIGINT and SIGTERM end the CLI as a report (exit 128+N) wherever they come; the previous handlers.
+    """SIGINT, SIGTERM and SIGHUP end the CLI as a report (exit 128+N) wherever they come, the very signals
+    ``cancel_on_signals`` takes (one tuple), less any the process ignores (``nohup``); the previous handlers.
 
     A command replaces these with the engine's graceful cancel while it runs (``cancel_on_signals``);
     these cover the rest: argument parsing, the engine lookup, the output. Only in the main thread, where
     Python delivers signals (elsewhere ``signal.signal`` refuses, before it changes anything).
     """
+    from ..automation.signals import stop_signals
+
     try:
-        return {signum: signal.signal(signum, _raise_signalled) for signum in (signal.SIGINT, signal.SIGTERM)}
+        return {signum: signal.signal(signum, _raise_signalled) for signum in stop_signals()}
     except ValueError:  # not the main thread
         return {}
 

@@ -4,7 +4,13 @@ Each rendering is a heading, a compact table of counts, then the details in a co
 block. The renderings themselves sit beside their commands' text renderers (``_operations``, ``_fleet``,
 ``_plan``); :func:`to_markdown` picks the one for a result. They render results as they are: their
 secrets are already masked (``[secret]``), and the offline plan's inputs redacted, so nothing secret can
-reach the Markdown. Everything a result carries (names, messages) is escaped, since it may be hostile.
+reach the Markdown.
+
+Every string a result carries may be hostile, even where we usually write it (an error's type, a Flux
+object's kind): ``fleet report`` renders artifacts and pod logs that anyone who can write one controls.
+So each goes through :func:`code`, the one escape, directly or through :func:`word`; :class:`Plain`
+holds only the renderers' own words. ``tests/unit/test_markdown.py`` fills every string field of every
+result with hostile text and renders it through every rendering :func:`to_markdown` knows.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any
 
 from ._text import one_line
 
-__all__ = ["Code", "Plain", "cell", "code", "counts", "details", "escape", "table", "to_markdown"]
+__all__ = ["Code", "Plain", "cell", "code", "counts", "details", "escape", "table", "to_markdown", "word"]
 
 _MAX_VALUE = 200
 """A table value (a drift's recorded or actual value, a plan's inputs) is cut after this many characters;
@@ -40,7 +46,10 @@ class Code(str):
 
 
 class Plain(str):
-    """Our own words in a table (an operation, a count, "no drift"): shown as they are."""
+    """Our own words in a table (a count, "no drift", "error: " before a :func:`word`): shown as they are.
+
+    Never a string a result carries as it is: that goes through :func:`code` or :func:`word`.
+    """
 
 
 def code(value: Any) -> Code:
@@ -57,6 +66,22 @@ def code(value: Any) -> Code:
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return Code(f"{fence}{pad}{text}{pad}{fence}")
+
+
+_WORD = re.compile(r"[A-Za-z]{1,64}(?:-[A-Za-z]{1,64}){0,4}")
+"""Letters, and hyphens between them: no Markdown, GFM or HTML construct (emphasis, links, autolinks,
+mentions, entities, tags, issue references) is made of these alone."""
+
+
+def word(value: str) -> Plain | Code:
+    """A one-word value a result carries (an operation, a kind, an error's type): as it is when it is a
+    bare word (``update``, ``HelmRelease``, ``StackNotFoundError``), else as inline code (:func:`code`).
+
+    Example::
+
+        word("HelmRelease") == "HelmRelease"; word("<img src=x>") == "`<img src=x>`"
+    """
+    return Plain(value) if _WORD.fullmatch(value) else code(value)
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
@@ -78,7 +103,7 @@ def details(summary: str, body: list[str]) -> list[str]:
 
 
 def counts(changes: Mapping[str, int]) -> list[str]:
-    rows = [(Plain(op), count) for op, count in sorted(changes.items()) if count]
+    rows = [(word(op), count) for op, count in sorted(changes.items()) if count]
     return table(["operation", "count"], rows) if rows else ["No changes."]
 
 

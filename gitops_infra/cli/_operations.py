@@ -35,7 +35,7 @@ from ._app import (
     policy_packs_option,
 )
 from ._fleet import gitops_markdown, namer
-from ._markdown import Plain, cell, code, counts, details, table
+from ._markdown import Plain, cell, code, counts, details, table, word
 from ._text import one_line
 
 if TYPE_CHECKING:
@@ -105,7 +105,8 @@ def print_fleet_preview(out: Console, found: automation.FleetPreview) -> None:
         out.print(f"no stacks in shard {found.shard}" if found.shard else "no stacks")
     for previewed in found.stacks:
         if previewed.error is not None:
-            out.print(f"{shown(previewed)}: error: {previewed.error.type}: {previewed.error.message}")
+            error = one_line(f"{previewed.error.type}: {previewed.error.message}")
+            out.print(f"{one_line(shown(previewed))}: error: {error}")
         elif previewed.result is not None:
             out.print(f"{shown(previewed)}: {changes_line(dict(previewed.result.changes))}")
 
@@ -113,11 +114,11 @@ def print_fleet_preview(out: Console, found: automation.FleetPreview) -> None:
 def fleet_preview_markdown(found: automation.FleetPreview) -> str:
     """Previews of many stacks as Markdown: one row a stack, then each one's steps or error folded."""
     shown = namer(found.stacks)
-    title = f"shard {found.shard} of the fleet" if found.shard else "every stack"
+    title = f"shard {code(found.shard)} of the fleet" if found.shard else "every stack"
     rows = [
         (
             shown(p),
-            Plain(f"error: {p.error.type}")
+            Plain(f"error: {word(p.error.type)}")
             if p.error is not None
             else changes_line(dict(p.result.changes) if p.result else {}),
         )
@@ -129,7 +130,7 @@ def fleet_preview_markdown(found: automation.FleetPreview) -> str:
         if p.error is not None:
             body += [f"{code(shown(p))}: {code(p.error.message)}", ""]
         elif p.result is not None and p.result.steps:
-            steps = [(Plain(step.op), code(step.urn), ", ".join(step.keys)) for step in p.result.steps]
+            steps = [(word(step.op), code(step.urn), ", ".join(step.keys)) for step in p.result.steps]
             body += [code(shown(p)), "", *table(["operation", "resource", "changed"], steps), ""]
     if body:
         lines += details("details", body[:-1])
@@ -503,8 +504,13 @@ def history(invocation: Invocation) -> int:
     def human(out: Console) -> None:
         for d in deployments:
             commit = d.commit[:12] if d.commit else "-"
+            # The engine's `git.dirty`: that run's code was not all in the commit (what promote refuses).
+            dirty = "dirty" if d.dirty else ""
             when = f"{d.start_time:%Y-%m-%d %H:%M:%S}"
-            out.print(f"{d.version:>4}  {d.kind:<8} {d.result:<10} {when}  {commit}  {d.message}")
+            out.print(
+                f"{d.version:>4}  {d.kind:<8} {d.result:<10} {when}  {commit:<12} {dirty:<5}  "
+                + one_line(d.message)
+            )
 
     invocation.emit(deployments, human)
     return EXIT_OK
@@ -544,7 +550,12 @@ def recover(invocation: Invocation, yes: bool, force: bool) -> int:
             )
         for tree in result.removed_worktrees:
             out.print(f"Removed the stale rollback worktree {tree}")
-        out.print(f"Cleared the lock of {result.stale_lock}" if result.stale_lock else "No stale lock found")
+        if result.stale_lock:
+            out.print(f"Cleared the lock of {result.stale_lock}")
+        for lock in result.damaged_locks:
+            out.print(f"Cleared a damaged lock: {lock}")
+        if not (result.stale_lock or result.damaged_locks):
+            out.print("No stale lock found")
         for pending in result.pending:
             out.print(f"  dropped pending {pending}")
         out.print(f"Refreshed {invocation.stack}: {changes_line(result.changes, applied=True)}")
@@ -557,7 +568,7 @@ def preview_markdown(result: automation.PreviewResult) -> str:
     """A preview (of ``up``, a rollback or a destroy) as Markdown: the counts, then the steps folded."""
     lines = [f"### Preview of {code(result.stack)}", "", *counts(result.changes)]
     if result.steps:
-        rows = [(Plain(step.op), code(step.urn), ", ".join(step.keys)) for step in result.steps]
+        rows = [(word(step.op), code(step.urn), ", ".join(step.keys)) for step in result.steps]
         lines += details(f"{len(result.steps)} steps", table(["operation", "resource", "changed"], rows))
     if isinstance(result, automation.DestroyPreview) and result.drain is not None:
         lines += ["", *teardown_markdown(result.drain)]
@@ -589,9 +600,9 @@ def teardown_markdown(
     elif drain is not None:
         label = "would" if drain.planned else "done"
         rows: list[tuple[Any, ...]] = [
-            (Plain("suspend"), Plain(o.kind), code(o.namespace), code(o.name)) for o in drain.suspended
+            (Plain("suspend"), word(o.kind), code(o.namespace), code(o.name)) for o in drain.suspended
         ]
-        rows += [(Plain("delete"), Plain(o.kind), code(o.namespace), code(o.name)) for o in drain.deleted]
+        rows += [(Plain("delete"), word(o.kind), code(o.namespace), code(o.name)) for o in drain.deleted]
         title = f"Drain ({label}): {len(drain.suspended)} suspended, {len(drain.deleted)} deleted"
         lines += [f"#### {title}", ""]
         lines += table(["step", "kind", "namespace", "name"], rows) if rows else ["Nothing to drain."]

@@ -112,11 +112,13 @@ def _print_plan(out: Console, result: automation.Plan) -> None:
 
 def plan_markdown(result: automation.Plan) -> str:
     """A plan as Markdown: the note and the counts by type, then every resource and its inputs folded."""
+    from ..automation.plan import NOTE
+
     by_type = Counter(r.type for r in result.resources)
     lines = [
         f"### Offline plan of {code(result.stack)}: {len(result.resources)} resources to create",
         "",
-        escape(result.note),
+        escape(result.note) if result.note == NOTE else code(result.note),  # our prose, or any text
         "",
         *table(["type", "count"], sorted(by_type.items())),
     ]

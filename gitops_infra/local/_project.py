@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +28,7 @@ __all__ = [
     "python_runtime",
     "require_local_extra",
     "set_identity",
+    "set_secrets",
     "write_project",
 ]
 
@@ -164,6 +165,41 @@ def engine_env(
     if path:
         env["PATH"] = os.pathsep.join([*(str(directory) for directory in path), os.environ.get("PATH", "")])
     return env
+
+
+def set_secrets(
+    project: Path,
+    stack: str,
+    secrets: Mapping[str, str],
+    *,
+    env: Mapping[str, str],
+    engine: Path | None = None,
+) -> None:
+    """Set each of ``secrets`` (``<namespace>:<path>``: value) in ``stack``'s config as a secret, its value
+    handed to the engine on stdin, never on its command line.
+
+    ``pulumi.automation`` (3.272) passes a config value as an argument of ``pulumi config set-all
+    --secret key=value`` or ``pulumi config set key --secret -- value``, which ``ps`` shows every user of
+    the machine while it runs, and its command runner has no stdin to give. ``pulumi config set KEY`` reads
+    the value from stdin when stdin is not a terminal, and ``--raw`` keeps it whole (a PEM key's last
+    newline). ``engine`` is the ``pulumi`` to run (default: the one on ``PATH``); ``env`` adds to this
+    process's environment for it, as a workspace's ``env_vars`` do (the backend and the passphrase).
+    ``RuntimeError`` with the engine's message, which holds the key and never the value, when one is
+    refused.
+    """
+    command = [str(engine or "pulumi"), "config", "set", "--secret", "--raw", "--path", "--non-interactive"]
+    for key, value in secrets.items():
+        done = subprocess.run(
+            [*command, "--stack", stack, "--", key],
+            input=value,
+            text=True,
+            capture_output=True,
+            cwd=project,
+            env={**os.environ, **env},
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"pulumi config set --secret {key} failed: {done.stderr.strip()}")
 
 
 def python_runtime(virtualenv: Path | str | None = None) -> str:

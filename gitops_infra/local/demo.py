@@ -16,11 +16,8 @@ say how to reach it and stop it.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -28,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-import psutil
 import yaml
 
 from ._cluster import DeployKeyPair, FleetServer, LocalCluster
-from ._project import Toolchain, engine_env, write_project
+from ._project import Toolchain, engine_env, set_secrets, write_project
+from ._record import read_record, running, stop, write_record
 
 __all__ = ["down", "up"]
 
@@ -87,12 +84,7 @@ def _gitops_infra(demo: _Demo, *args: str, env: dict[str, str], check: bool = Tr
 
 def _record(demo: _Demo, parts: list[LocalCluster | FleetServer]) -> None:
     """Every process the demo started, by pid and start time, for `down` to stop exactly those."""
-    processes = [
-        {"name": p.name, "pid": p.popen.pid, "started": psutil.Process(p.popen.pid).create_time()}
-        for part in parts
-        for p in part.processes.running
-    ]
-    demo.pids.write_text(json.dumps(processes, indent=2))
+    write_record(demo.pids, [(p.name, p.popen.pid) for part in parts for p in part.processes.running])
 
 
 def _project(
@@ -112,10 +104,13 @@ def _project(
     settings = {
         "gitops-infra:git.url": auto.ConfigValue(fleet.url),
         "gitops-infra:git.knownHosts": auto.ConfigValue(fleet.known_hosts),
-        "gitops-infra:localKubeconfig": auto.ConfigValue(cluster.kubeconfig, secret=True),
-        "gitops-infra:localDeployKey": auto.ConfigValue(key.private_key, secret=True),
     }
     stack.set_all_config(settings, path=True)
+    secrets = {
+        "gitops-infra:localKubeconfig": cluster.kubeconfig,
+        "gitops-infra:localDeployKey": key.private_key,
+    }
+    set_secrets(project, STACK, secrets, env=env, engine=built)
 
 
 def up(project_dir: Path) -> None:
@@ -126,8 +121,12 @@ def up(project_dir: Path) -> None:
     or the toolchain is not built.
     """
     demo = _Demo.of(project_dir)
-    if demo.pids.exists():
-        sys.exit("demo: already running (make demo-down stops it)")
+    record = read_record(demo.pids)
+    if alive := running(record, demo.root):
+        names = ", ".join(f"{each.name} (pid {each.process.pid})" for each in alive)
+        sys.exit(f"demo: already running: {names} (make demo-down stops it)")
+    if record.damaged:
+        _say(f"{_damage(demo, record.problems)}; nothing of the last demo runs, so it starts afresh")
     for needed in ("Pulumi.local.yaml", "stacks"):
         if not (demo.checkout / needed).exists():
             sys.exit(f"demo: {demo.checkout} has no {needed}: run the demo from a gitops-infra checkout")
@@ -238,23 +237,32 @@ def _wait_for_flux(cluster: LocalCluster, timeout: float = 120.0) -> None:
 
 
 def down(project_dir: Path) -> None:
-    """Stop exactly the processes :func:`up` started for ``project_dir``, and remove its ``.demo/``."""
+    """Stop exactly the processes :func:`up` started for ``project_dir``, and remove its ``.demo/``.
+
+    Those its record names, and, should the record be damaged or missing, those whose output goes to a
+    log under ``.demo/``, as each of the demo's does. A damaged record is said, never a traceback. Exits
+    with a message, keeping ``.demo/``, when a process would not stop.
+    """
     demo = _Demo.of(project_dir)
-    if not demo.pids.exists():
+    record = read_record(demo.pids)
+    if record.damaged:
+        _say(f"{_damage(demo, record.problems)}; stopping the processes whose output goes to .demo/")
+    alive = running(record, demo.root)
+    if not alive:
         _say("nothing running")
+    left = stop(alive)
+    for each in alive:
+        if each not in left:
+            _say(f"stopped {each.name} (pid {each.process.pid})")
+    if left:
+        names = ", ".join(f"{each.name} (pid {each.process.pid})" for each in left)
+        sys.exit(f"demo: could not stop {names}; .demo/ is kept for `make demo-down` to try again")
+    if demo.root.exists() or demo.root.is_symlink():
         shutil.rmtree(demo.root, ignore_errors=True)
-        return
-    processes = json.loads(demo.pids.read_text())
-    for entry in reversed(processes):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            process = psutil.Process(entry["pid"])
-            if abs(process.create_time() - entry["started"]) > 1:
-                continue  # the pid was reused: not ours
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except psutil.TimeoutExpired:
-                process.kill()
-            _say(f"stopped {entry['name']} (pid {entry['pid']})")
-    shutil.rmtree(demo.root, ignore_errors=True)
-    _say("removed .demo/")
+        _say("removed .demo/")
+
+
+def _damage(demo: _Demo, problems: tuple[str, ...]) -> str:
+    """A damaged record, in a line: where it is and what is wrong, its first few problems."""
+    said = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+    return f"{demo.pids.relative_to(demo.checkout)} is damaged ({said})"

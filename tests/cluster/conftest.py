@@ -25,6 +25,7 @@ from pulumi import automation as auto
 from gitops_infra.automation import StackOptions
 from gitops_infra.cli import main
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
+from gitops_infra.local._project import set_secrets
 
 from ..support import (
     REPO_ROOT,
@@ -136,14 +137,14 @@ class LocalStack:
 
     def set_all(self, values: Mapping[str, Any], *, secrets: Sequence[str] = (), stack: str = STACK) -> None:
         """Set each ``gitops-infra:<path>`` of ``values`` in ``stack``'s file (Pulumi.local.yaml), those in
-        ``secrets`` as secrets, with one engine command."""
-        config = {
-            f"gitops-infra:{path}": auto.ConfigValue(
-                value if isinstance(value, str) else json.dumps(value), secret=path in secrets
-            )
-            for path, value in values.items()
-        }
-        workspace(self.root, self.env).set_all_config(stack, config, path=True)
+        ``secrets`` as secrets: on the engine's stdin, as the demo sets its own (never on a command line)."""
+        texts = {p: v if isinstance(v, str) else json.dumps(v) for p, v in values.items()}
+        config = {f"gitops-infra:{p}": auto.ConfigValue(t) for p, t in texts.items() if p not in secrets}
+        if config:
+            workspace(self.root, self.env).set_all_config(stack, config, path=True)
+        assert ENGINE is not None
+        hidden = {f"gitops-infra:{p}": t for p, t in texts.items() if p in secrets}
+        set_secrets(self.root, stack, hidden, env=self.env, engine=ENGINE.pulumi)
 
     def commit(self, message: str) -> str:
         return commit_all(self.root, message)

@@ -8,6 +8,7 @@ checks what it says, its exit code, that no credential is in its output, and tha
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import json
 import shutil
@@ -20,6 +21,7 @@ import pytest
 import yaml
 from click.testing import Result
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 from pulumi import automation as auto
 
 from gitops_infra.automation import Layer, detect_drift, status, up
@@ -28,7 +30,7 @@ from gitops_infra.components.flux import FLUX_SYNC_NAME
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster, free_port
 
 from ..support import REPO_ROOT, workspace
-from .conftest import LOCAL_SECRETS, LocalStack, local_settings, wait_until
+from .conftest import LOCAL_SECRETS, LocalStack, gone, local_settings, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -414,3 +416,158 @@ def test_drift_all_shows_both_layers_and_an_unreachable_cluster_stops_no_other_s
     assert "unreachable cluster" in by_stack[second_stack]["error"]["message"], by_stack[second_stack]
     assert "local: no drift; gitops: healthy" in text.output, text.output
     no_credentials(gitops.output + both.output + text.output)
+
+
+# -- a Flux older (or newer) than the pinned one, under `flux.install: external` ---------------------------
+
+HELM_RELEASES = ("helm.toolkit.fluxcd.io", "helmreleases")
+HELM_RELEASE_CRD = "helmreleases.helm.toolkit.fluxcd.io"
+
+
+@contextlib.contextmanager
+def _helm_release_api(api: Any, versions: tuple[str, ...]) -> Iterator[None]:
+    """The HelmRelease CRD served at ``versions`` only (the first stores), as helm-controller's own CRD
+    of a Flux of that time serves it (only ``v2beta1`` before Flux 2.2); removed afterwards, with its
+    objects. Its schema is left open: what is read of a HelmRelease is its status, which no controller
+    writes here (helm-controller is not built for this cluster), so the test writes it, as
+    helm-controller does."""
+    group, plural = HELM_RELEASES
+    extensions = client.ApiextensionsV1Api(api)
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    extensions.create_custom_resource_definition(
+        {
+            "metadata": {"name": HELM_RELEASE_CRD},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {"plural": plural, "singular": "helmrelease", "kind": "HelmRelease"},
+                "versions": [
+                    {
+                        "name": version,
+                        "served": True,
+                        "storage": version == versions[0],
+                        "schema": schema,
+                        "subresources": {"status": {}},
+                    }
+                    for version in versions
+                ],
+            },
+        }
+    )
+    try:
+
+        def discovered() -> bool:
+            # Established first, then listed by API discovery, which is how the read finds the version.
+            found = [
+                r.name
+                for version in versions
+                for r in client.CustomObjectsApi(api).get_api_resources(group, version).resources
+            ]
+            return found.count(plural) == len(versions)
+
+        wait_until(lambda: _no_404(discovered), "the HelmRelease CRD to be served and discovered")
+        yield
+    finally:
+        extensions.delete_custom_resource_definition(HELM_RELEASE_CRD)
+        wait_until(
+            lambda: gone(extensions.read_custom_resource_definition, HELM_RELEASE_CRD),
+            "the HelmRelease CRD to be gone",
+        )
+
+
+def _no_404(check: Callable[[], bool]) -> bool:
+    try:
+        return check()
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+
+
+HELM_FAILED = (
+    "Helm install failed for release apps/podinfo with chart podinfo@6.5.4: context deadline exceeded"
+)
+
+
+def _failing_helm_release(stack: LocalStack, version: str) -> str:
+    """A HelmRelease at ``version`` whose install failed, its status as helm-controller writes it (a
+    stamped ``Ready=False`` with its reason and message); what the GitOps layer should say of it."""
+    group, plural = HELM_RELEASES
+    objects, namespace = _objects(stack), stack.flux_namespace
+    made = objects.create_namespaced_custom_object(
+        group,
+        version,
+        namespace,
+        plural,
+        {
+            "apiVersion": f"{group}/{version}",
+            "kind": "HelmRelease",
+            "metadata": {"name": "podinfo", "namespace": namespace},
+            "spec": {
+                "interval": "5m",
+                "chart": {
+                    "spec": {"chart": "podinfo", "sourceRef": {"kind": "HelmRepository", "name": "podinfo"}}
+                },
+            },
+        },
+    )
+    generation = made["metadata"]["generation"]
+    stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    failed = {
+        "type": "Ready",
+        "status": "False",
+        "reason": "InstallFailed",
+        "message": HELM_FAILED,
+        "observedGeneration": generation,
+        "lastTransitionTime": stamp,
+    }
+    objects.patch_namespaced_custom_object_status(
+        group, version, namespace, plural, "podinfo", {"status": {"conditions": [failed]}}
+    )
+    return f"HelmRelease {namespace}/podinfo is not Ready (InstallFailed): {HELM_FAILED}"
+
+
+def test_a_failing_helm_release_of_a_flux_serving_only_v2beta1_fails_drift_status_and_promotion(
+    local_stack: LocalStack, second_stack: str, cluster: LocalCluster, no_credentials: Callable[[str], None]
+) -> None:
+    up("local", options=local_stack.options)
+    with _helm_release_api(local_stack.api, ("v2beta1",)):
+        said = _failing_helm_release(local_stack, "v2beta1")
+
+        drift = local_stack.cli("drift", "local", "--layers", "gitops", "--json")
+        status_json = local_stack.cli("status", "local", "--json")
+        promotion = local_stack.cli("promote", "local", second_stack, "--require-healthy", "--yes", "--json")
+        text = local_stack.cli("drift", "local")
+
+    assert drift.exit_code == 2, drift.output
+    assert status_json.exit_code == 0, status_json.output
+    for result in (drift, status_json):
+        gitops = _gitops(result)
+        assert gitops["healthy"] is False and gitops["problems"] == [said], gitops
+        (failing,) = gitops["failing"]
+        assert (failing["kind"], failing["name"], failing["ready"]) == ("HelmRelease", "podinfo", False)
+        assert (failing["reason"], failing["message"]) == ("InstallFailed", HELM_FAILED), failing
+    assert text.exit_code == 2 and said in text.output, text.output
+
+    assert promotion.exit_code == 1, promotion.output
+    error = json.loads(promotion.stdout)["error"]
+    assert error["type"] == "PromotionError" and f"--require-healthy: {said}" in error["message"], error
+    target = auto.Stack.select(second_stack, workspace(local_stack.root, local_stack.env))
+    assert target.history() == []  # nothing ran on the target
+    no_credentials(drift.output + status_json.output + promotion.output + text.output)
+
+
+def test_a_helm_release_served_only_at_a_version_newer_than_the_known_ones_is_read_at_it(
+    local_stack: LocalStack, no_credentials: Callable[[str], None]
+) -> None:
+    up("local", options=local_stack.options)
+    healthy = local_stack.cli("drift", "local", "--layers", "gitops", "--json")
+    assert healthy.exit_code == 0 and _gitops(healthy)["failing"] == [], healthy.output  # no HelmRelease CRD
+    # A HelmRelease API after v2 (none exists yet): the newest the cluster serves is read.
+    with _helm_release_api(local_stack.api, ("v3alpha1", "v3")):
+        said = _failing_helm_release(local_stack, "v3")
+        drift = local_stack.cli("drift", "local", "--layers", "gitops", "--json")
+
+    assert drift.exit_code == 2, drift.output
+    assert _gitops(drift)["problems"] == [said], drift.output
+    no_credentials(drift.output)

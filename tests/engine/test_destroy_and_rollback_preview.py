@@ -114,7 +114,7 @@ def test_cli_destroy_refuses_without_yes_and_a_prod_stack_without_confirm(repo: 
     code, stdout, stderr = _cli(repo, "destroy", "dev", "--json")
     assert code == EXIT_ERROR
     assert json.loads(stdout)["error"]["type"] == "UsageError"
-    assert "Pass --yes" in stderr
+    assert "Pass --yes" in json.loads(stdout)["error"]["message"] and stderr == ""
 
     _prod(repo)
     code, stdout, _ = _cli(repo, "destroy", "dev", "--yes", "--json")

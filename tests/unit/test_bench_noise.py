@@ -256,3 +256,47 @@ def test_a_signal_during_a_timed_call_stops_the_run_before_the_next(monkeypatch:
         for _ in range(3):
             timed(engine_finished_anyway)
     assert calls == [1]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+def test_compare_refuses_what_is_not_a_regular_file_rather_than_block_or_read_forever(
+    tmp_path: Path, kind: str
+) -> None:
+    # A FIFO blocked the read until a writer came (forever, in CI); /dev/zero was read without end.
+    import resource
+
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(OLD))
+    given = {"fifo": tmp_path / "old.json", "device": Path("/dev/zero"), "directory": tmp_path}[kind]
+    if kind == "fifo":
+        os.mkfifo(given)
+
+    def bounded() -> None:  # were /dev/zero read whole, the read would end here, not in the machine's memory
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--compare", str(given), "--out", str(new)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        preexec_fn=bounded,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == f"--compare: {given}: not a regular file; not a results file\n", done.stderr
+
+
+def test_compare_refuses_a_file_larger_than_a_results_file_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(OLD) + " " * 2000)
+    monkeypatch.setattr(noise, "MAX_RESULTS_BYTES", 1000)
+    with pytest.raises(SystemExit, match=f"--compare: {big}: larger than 1000 bytes; not a results file"):
+        bench_main(["--compare", str(big), "--out", str(big)])
+    # fleet report reads its inputs through the same reader.
+    from gitops_infra import _files
+    from gitops_infra.automation import reports
+
+    assert noise.read_regular_file is reports.read_regular_file is _files.read_regular_file

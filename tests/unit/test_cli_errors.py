@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -40,12 +42,14 @@ def test_every_json_failure_is_one_json_document(
     result = CliRunner().invoke(main, args)
     assert result.exit_code == EXIT_ERROR, result.output
     document = json.loads(result.stdout)  # exactly one document: json.loads refuses trailing text
-    # Beside the error, only the stack it was about (a fleet report files a failed job's error there).
-    assert set(document) - {"stack", "project"} == {"error"}
+    # Beside the error, only the stack it was about (a fleet report files a failed job's error there)
+    # and its time, in UTC (a fleet report weighs it against the stack's other results).
+    assert set(document) - {"stack", "project"} == {"error", "checked_at"}
+    assert datetime.fromisoformat(document["checked_at"]).utcoffset() == timedelta(0)
     assert document.get("stack", "dev") == "dev"
     assert document["error"]["type"] == kind
     assert document["error"]["message"]
-    assert result.stderr.startswith(f"{kind}: ")
+    assert result.stderr == ""  # the document says it all: a merged log stays one document
 
 
 def test_without_json_a_failure_is_one_line_on_stderr_and_nothing_on_stdout(tmp_path: Path) -> None:
@@ -114,9 +118,9 @@ def test_a_signal_that_breaks_a_child_mid_command_is_an_interrupt_not_a_tracebac
 
     result = CliRunner().invoke(cli, ["probe", "dev", "--json"])
     assert result.exit_code == 128 + signal.SIGINT, result.output
-    assert json.loads(result.stdout) == {
-        "error": {"type": "Interrupted", "message": "stopped by SIGINT before it finished"}
-    }
+    document = json.loads(result.stdout)
+    assert document["error"] == {"type": "Interrupted", "message": "stopped by SIGINT before it finished"}
+    assert set(document) == {"error", "checked_at"}
     assert "Traceback" not in result.stderr and "CalledProcessError" not in result.output
 
 
@@ -212,3 +216,156 @@ def test_the_cli_runs_in_a_thread_other_than_the_main_one_leaving_signals_alone(
     assert result.exit_code == 0, result.output
     assert "Commands:" in result.output
     assert {signum: signal.getsignal(signum) for signum in before} == before
+
+
+# -- --json in a log that merges stdout and stderr (kubectl logs) -----------------------------------------
+
+_WARNING_PROGRAM = """\
+import logging, os, warnings
+import pulumi
+warnings.warn("an input is deprecated", UserWarning)
+logging.getLogger("a.library").warning("retrying after a reset connection")
+pulumi.export("ok", 1)
+if os.environ.get("FAIL"):
+    raise ValueError("the program cannot run")
+"""
+
+
+def _cli_merged(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """The CLI with stderr on stdout, as ``kubectl logs`` shows a pod's output."""
+    environ = {key: value for key, value in os.environ.items() if key != "PYTHONWARNINGS"}
+    return subprocess.run(
+        [sys.executable, "-m", "gitops_infra.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=cwd,
+        env={**environ, **env},
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "kind"),
+    [
+        pytest.param(["up", "dev", "--json"], {}, "UsageError", id="a refusal in the command"),
+        pytest.param(["preview", "dev", "--bogus", "--json"], {}, "UsageError", id="a usage error"),
+        pytest.param(["contract", "check", "no-such-file", "--json"], {}, "UsageError", id="a bad argument"),
+        pytest.param(["plan", "dev", "--json"], {"FAIL": "1"}, "OperationFailedError", id="a failed program"),
+        pytest.param(["plan", "dev", "--json"], {}, None, id="a success"),
+    ],
+)
+def test_with_json_a_log_that_merges_stdout_and_stderr_is_one_document_with_the_warnings_in_it(
+    args: list[str], env: dict[str, str], kind: str | None, tmp_path: Path
+) -> None:
+    # Every failure was also a `Kind: message` line on stderr, and a warning a line of its own there: in
+    # a pod's log the document could not be read, and the stack's error was lost with it.
+    (tmp_path / "Pulumi.yaml").write_text("name: warned\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(_WARNING_PROGRAM)
+
+    done = _cli_merged(args, tmp_path, **env)
+
+    document = json.loads(done.stdout)  # the whole log is one document: json.loads refuses any more
+    assert done.returncode == (EXIT_ERROR if kind else 0), done.stdout
+    if kind is None:
+        assert document["outputs"] == {"ok": 1}
+    else:
+        assert document["error"]["type"] == kind
+    if args[0] == "plan":  # the program ran: what it warned of is in the document, not lost
+        assert document["warnings"] == [
+            "UserWarning: an input is deprecated",
+            "a.library: retrying after a reset connection",
+        ]
+        assert "Traceback" not in done.stdout
+
+
+def test_without_json_warnings_stay_on_stderr_and_stdout_is_the_text(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: warned\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(_WARNING_PROGRAM)
+    done = subprocess.run(
+        [sys.executable, "-m", "gitops_infra.cli", "plan", "dev"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={key: value for key, value in os.environ.items() if key != "PYTHONWARNINGS"},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "UserWarning: an input is deprecated" in done.stderr
+    assert "retrying after a reset connection" in done.stderr
+    assert "warnings" not in done.stdout and "Offline plan of stack dev" in done.stdout
+
+
+def test_with_json_and_stdout_closed_the_failure_still_says_itself_on_stderr(tmp_path: Path) -> None:
+    # The one case where the document cannot be written: stderr is then the only place left to say it.
+    done = subprocess.run(
+        ["sh", "-c", f'exec "{sys.executable}" -m gitops_infra.cli up dev --json >&-'],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == EXIT_ERROR
+    assert done.stderr.startswith("UsageError: Apply the program to stack 'dev'?"), done.stderr
+
+
+def test_the_cli_in_process_leaves_the_caller_s_warnings_and_logging_as_they_were(tmp_path: Path) -> None:
+    import logging
+    import warnings
+
+    before = (warnings.showwarning, logging.lastResort, list(warnings.filters))
+    result = CliRunner().invoke(main, ["up", "dev", "--json", "--cwd", str(tmp_path)])
+    assert result.exit_code == EXIT_ERROR
+    assert (warnings.showwarning, logging.lastResort, list(warnings.filters)) == before
+
+
+# -- a stdout that cannot encode every character -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("encoding", "name"),
+    [
+        pytest.param("ascii", "caf\u00e9\u2192", id="ASCII"),
+        pytest.param("latin-1", "caf\u00e9\u2192", id="Latin-1"),
+        pytest.param("utf-8", "raw\udcff", id="UTF-8 and a name that is no UTF-8"),
+    ],
+)
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["fleet", "list", "--project", "{project}"], id="text (the console)"),
+        pytest.param(["fleet", "report", "{report}"], id="text with an input's name"),
+        pytest.param(["fleet", "report", "{report}", "--format", "markdown"], id="markdown (click.echo)"),
+    ],
+)
+def test_text_on_a_stdout_that_cannot_encode_a_character_is_escaped_never_a_traceback(
+    encoding: str, name: str, args: list[str], tmp_path: Path
+) -> None:
+    # PYTHONIOENCODING=ascii (or a Latin-1 LANG) and one name from outside ended the output in a
+    # UnicodeEncodeError traceback; so did a file name that is not UTF-8 on a UTF-8 stdout.
+    root = os.fsencode(tmp_path)
+    project = root + b"/" + os.fsencode(name)
+    os.mkdir(project)
+    with open(project + b"/Pulumi.yaml", "w") as f:
+        f.write("name: named\nruntime: python\n")
+    with open(project + b"/Pulumi.dev.yaml", "w") as f:
+        f.write("config: {}\n")
+    report = root + b"/" + os.fsencode(name) + b".json"
+    with open(report, "w") as f:
+        f.write("[1")  # unreadable: its name is printed with what is missing
+    argv = [a.format(project=os.fsdecode(project), report=os.fsdecode(report)) for a in args]
+
+    done = subprocess.run(
+        [sys.executable, "-m", "gitops_infra.cli", *argv],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": encoding},
+        timeout=60,
+    )
+
+    stderr = done.stderr.decode(encoding, "replace")
+    assert "Traceback" not in stderr and "UnicodeEncodeError" not in stderr, stderr
+    assert done.returncode == (0 if args[0:2] == ["fleet", "list"] else EXIT_ERROR), stderr
+    shown = done.stdout.decode("utf-8", "replace")  # click writes UTF-8 to a stream that claims ASCII
+    assert "caf" in shown or "raw" in shown, shown

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -168,6 +169,20 @@ HOSTILE_DOCUMENTS = [
         id="items a string",
     ),
     pytest.param("a: " + "x" * (1024 * 1024), "bytes; a ConfigMap holds 1048576 at most", id="over a MiB"),
+    # Python 3.11 refuses to read an integer of over 4,300 digits (CVE-2020-10735): a ValueError before.
+    pytest.param(
+        "data: {replicas: " + "9" * 5000 + "}\n",
+        "the document holds an integer of more than 4,300 digits, more than Python reads (CVE-2020-10735) "
+        "(line 1, column 18)",
+        id="an integer of 5,000 digits",
+    ),
+    # A value its tag cannot be: ValueError, KeyError and AttributeError from PyYAML before.
+    pytest.param(
+        "data: {day: 2001-02-30}\n", "holds a value tagged !!timestamp that is not one", id="Feb 30"
+    ),
+    pytest.param("data: {a: !!int abc}\n", "holds a value tagged !!int that is not one", id="!!int abc"),
+    pytest.param("data: {a: !!bool maybe}\n", "holds a value tagged !!bool that is not one", id="!!bool"),
+    pytest.param("data: {a: !!timestamp x}\n", "holds a value tagged !!timestamp", id="!!timestamp x"),
 ]
 
 
@@ -186,6 +201,30 @@ def test_a_huge_file_is_refused_without_reading_it_whole(tmp_path: Path) -> None
     assert result.exit_code == EXIT_ERROR
     error = json.loads(result.stdout)["error"]
     assert error["type"] == "ContractCheckError" and "larger than 1048576 bytes" in error["message"]
+
+
+@pytest.mark.parametrize("kind", ["a FIFO", "a device"])
+def test_a_file_that_is_no_regular_file_is_refused_at_once_not_read(tmp_path: Path, kind: str) -> None:
+    # A FIFO blocked the check until a writer came, forever in CI; a device is read without end.
+    if kind == "a FIFO":
+        path = tmp_path / "environment.yaml"
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gitops_infra.cli", "contract", "check", str(path), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"contract check blocked on {kind}")
+    assert done.returncode == EXIT_ERROR, done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["type"] == "ContractCheckError"
+    assert error["message"] == f"{path}: cannot be read (not a regular file)"
+    assert "Traceback" not in done.stderr
 
 
 def test_a_closed_stdin_is_one_json_error() -> None:

@@ -82,3 +82,56 @@ def test_the_checkpoint_s_resource_types_are_read_without_the_engine(tmp_path: P
     }
     path.write_text('{"version": 3, "checkpoint": {"lat')  # cut short: the engine is asked instead
     assert files.resource_types() is None
+
+
+_HOLDER = {"pid": 4242, "username": "ci", "hostname": "runner-7", "timestamp": "2026-12-04T12:00:00Z"}
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        pytest.param("a4c8.json", b"", "is empty", id="empty"),
+        pytest.param("a4c8.json", b'{"pid": 4242, "user', "is not valid JSON", id="cut short"),
+        pytest.param("a4c8.json", b"{}", "names no holder", id="JSON that names no holder"),
+        # A write that died before its rename: the blob library writes the lock beside its place first.
+        pytest.param("a4c8.json.18a2b3c4d5e6f708.tmp", b"", "is empty", id="a write's temporary file"),
+    ],
+)
+@pytest.mark.parametrize("layout", [("organization", "fixture", "dev"), ("dev",)])
+def test_a_lock_file_that_names_no_holder_is_a_damaged_lock_not_no_lock(
+    tmp_path: Path, layout: tuple[str, ...], name: str, content: bytes, problem: str
+) -> None:
+    # The engine takes every file of the lock directory for a lock and fails on this one, so every command
+    # on the stack fails; `status` said "unlocked" and `recover` "No stale lock found".
+    directory = tmp_path.joinpath(".pulumi", "locks", *layout)
+    directory.mkdir(parents=True)
+    (directory / name).write_bytes(content)
+    (directory / "a4c8.json.attrs").write_text("{}")  # the blob library's sidecar: no lock
+
+    stack = _stack(tmp_path)
+
+    assert stack.locks() == []
+    (damaged,) = stack.damaged_locks()
+    assert damaged.path == directory / name
+    assert problem in str(damaged) and str(directory / name) in str(damaged)
+
+
+def test_a_readable_lock_names_its_holder_beside_a_damaged_one(tmp_path: Path) -> None:
+    directory = tmp_path / ".pulumi" / "locks" / "organization" / "fixture" / "dev"
+    directory.mkdir(parents=True)
+    (directory / "live.json").write_text(json.dumps(_HOLDER))
+    (directory / "dead.json").write_text("")
+
+    stack = _stack(tmp_path)
+
+    (lock,) = stack.locks()
+    assert (str(lock), lock.path) == ("ci@runner-7 pid 4242", directory / "live.json")
+    assert [d.path.name for d in stack.damaged_locks()] == ["dead.json"]
+
+
+def test_a_lock_released_between_the_listing_and_the_read_is_no_lock(tmp_path: Path) -> None:
+    directory = tmp_path / ".pulumi" / "locks" / "organization" / "fixture" / "dev"
+    directory.mkdir(parents=True)
+    (directory / "gone.json").symlink_to(tmp_path / "released.json")  # what a release in between reads as
+
+    assert _stack(tmp_path).locks() == [] and _stack(tmp_path).damaged_locks() == []

@@ -284,15 +284,9 @@ def test_a_matrix_is_a_job_a_stack_while_they_fit() -> None:
         "role": ROLE,
     }
     assert [e["stack"] for e in found.github()["include"]] == [s.stack for s in fleet]
-    # up goes in wave order, so a workflow runs the waves one after the other.
-    up = fleet_matrix(fleet, Operation.UP).github()["include"]
-    assert [(e["wave"], e["stack"]) for e in up] == [
-        (0, "s000"),
-        (0, "s003"),
-        (1, "s001"),
-        (1, "s004"),
-        (2, "s002"),
-    ]
+    # up takes one wave a matrix, a stack a job.
+    up = fleet_matrix([s for s in fleet if s.wave == 0], Operation.UP).github()["include"]
+    assert [(e["wave"], e["stack"]) for e in up] == [(0, "s000"), (0, "s003")]
     # GitLab's parallel:matrix takes strings only, and no unset variable.
     gitlab = fleet_matrix(
         [FleetStack(project="p", stack="dev", project_dir=Path("."), wave=0)], Operation.PREVIEW
@@ -315,7 +309,21 @@ def test_more_stacks_than_jobs_become_shards_that_cover_each_stack_once(count: i
 
 def test_up_never_shards() -> None:
     with pytest.raises(ArgumentError, match="257 stacks to up, but at most 256 jobs"):
-        fleet_matrix(_fleet(257), Operation.UP)
+        fleet_matrix(_fleet(257, waves=1), Operation.UP)
+
+
+def test_up_over_several_waves_is_refused_naming_them_since_a_matrix_runs_its_jobs_at_once() -> None:
+    # A matrix starts every job together: prod (wave 2) deployed beside dev (wave 0).
+    with pytest.raises(ArgumentError) as refused:
+        fleet_matrix(_fleet(5), Operation.UP)
+    assert str(refused.value) == (
+        "the stacks to up are of waves 0, 1 and 2, but a matrix runs its jobs at once, so wave 2 would "
+        "deploy beside wave 0: make one matrix a wave, each after the one before (--wave 0 first, then "
+        "--wave 1)"
+    )
+    # drift and preview only look: any waves share a matrix.
+    assert fleet_matrix(_fleet(5), Operation.DRIFT).stacks == 5
+    assert fleet_matrix(_fleet(5), Operation.PREVIEW).stacks == 5
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -585,13 +593,18 @@ def test_fleet_list_and_matrix_over_projects(tmp_path: Path, monkeypatch: pytest
     code, listed = _cli("fleet", "list", "--project", "infra", "--selector", "tier=prod")
     assert code == EXIT_OK and [s["name"] for s in listed["stacks"]] == ["organization/infra/prod"]
     assert listed["stacks"][0]["project_dir"] == "infra" and listed["stacks"][0]["role"] == ROLE
-    result = CliRunner().invoke(main, ["fleet", "matrix", "--op", "up", "--project", "infra"])
-    assert result.exit_code == EXIT_OK and result.stdout.count("\n") == 1  # one line, for $GITHUB_OUTPUT
-    include = json.loads(result.stdout)["include"]
-    assert [(e["stack"], e["project"], e["wave"]) for e in include] == [
-        ("dev", "infra", 0),
-        ("prod", "infra", 2),
-    ]
+    # up over waves 0 and 2 is refused, naming them; one wave is a matrix.
+    code, refused = _cli("fleet", "matrix", "--op", "up", "--project", "infra")
+    assert code == EXIT_ERROR and refused["error"]["type"] == "ArgumentError", refused
+    assert "the stacks to up are of waves 0 and 2" in refused["error"]["message"]
+    assert "--wave 0 first, then --wave 2" in refused["error"]["message"]
+    for wave, stack in (("0", "dev"), ("2", "prod")):
+        result = CliRunner().invoke(
+            main, ["fleet", "matrix", "--op", "up", "--project", "infra", "--wave", wave]
+        )
+        assert result.exit_code == EXIT_OK and result.stdout.count("\n") == 1  # one line, for $GITHUB_OUTPUT
+        include = json.loads(result.stdout)["include"]
+        assert [(e["stack"], e["project"], e["wave"]) for e in include] == [(stack, "infra", int(wave))]
 
 
 @pytest.mark.parametrize(
@@ -730,3 +743,94 @@ def test_an_empty_shard_says_so_and_succeeds(tmp_path: Path, monkeypatch: pytest
         assert result.stdout == ("no stacks\n" if command == "status" else f"no stacks in shard {empty}/8\n")
     code, document = _cli("drift", "--all", "--shard", f"{empty}/8")
     assert code == EXIT_OK and document["stacks"] == [] and document["shard"] == f"{empty}/8"
+
+
+# -- which files are stacks: those the engine reads as one (issue 44, items 1, 6, 10 and 19) -------------
+
+
+def test_the_inventory_lists_the_stack_files_where_the_engine_reads_them(tmp_path: Path) -> None:
+    # stackConfigDir, and the project file's extension: a stale Pulumi.<stack>.yaml beside a Pulumi.yml
+    # project is no stack file, and neither is one beside the project when the stack files are elsewhere.
+    root = tmp_path / "p"
+    (root / "stacks").mkdir(parents=True)
+    (root / "Pulumi.yml").write_text("name: p\nruntime: python\nstackConfigDir: stacks\n")
+    (root / "stacks" / "Pulumi.prod.yml").write_text("config:\n  gitops-infra:fleet: {wave: 2}\n")
+    (root / "stacks" / "Pulumi.dev.yml").write_text("config: {}\n")
+    (root / "stacks" / "Pulumi.old.yaml").write_text("config: {}\n")
+    (root / "Pulumi.prod.yml").write_text("config:\n  gitops-infra:fleet: {wave: 0}\n")
+    listed = fleet_stacks([root])
+    assert [(s.stack, s.wave) for s in listed] == [("dev", 0), ("prod", 2)]
+
+
+def test_a_fleet_default_in_the_project_file_places_every_stack_that_sets_none(tmp_path: Path) -> None:
+    # mergeConfig gives the program the project's default; the inventory reads the same, short form too.
+    root = _project(tmp_path / "p", "p", {"dev": None, "prod": {"wave": 2}})
+    (root / "Pulumi.yaml").write_text(
+        "name: p\nruntime: python\nconfig:\n  gitops-infra:fleet:\n    value: {wave: 1, labels: {team: a}}\n"
+    )
+    assert [(s.stack, s.wave, dict(s.labels)) for s in fleet_stacks([root])] == [
+        ("dev", 1, {"team": "a"}),
+        ("prod", 2, {}),
+    ]
+
+
+def test_pulumi_deployments_settings_are_not_listed_as_a_stack(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", "p", {"dev": None})
+    # `pulumi deployment settings init` writes them beside the stack files (DetectProjectStackDeploymentPath).
+    (root / "Pulumi.dev.deploy.yaml").write_text(
+        "settings:\n  sourceContext:\n    git:\n      branch: refs/heads/main\n  operationContext:\n"
+        "    preRunCommands: [make setup]\n"
+    )
+    (root / "Pulumi.empty.deploy.yaml").write_text("")
+    assert [s.stack for s in fleet_stacks([root])] == ["dev"]
+    # A stack named x.deploy holds a stack's settings: it is one.
+    (root / "Pulumi.review.deploy.yaml").write_text("config:\n  gitops-infra:fleet: {wave: 1}\n")
+    assert [s.stack for s in fleet_stacks([root])] == ["dev", "review.deploy"]
+    # One that cannot be read cannot be told apart: it is listed, with its error.
+    (root / "Pulumi.broken.deploy.yaml").write_text("settings: [\n")
+    with pytest.raises(ConfigError, match=r"Pulumi\.broken\.deploy\.yaml: is not valid YAML"):
+        fleet_stacks([root])
+
+
+def test_drift_all_skips_pulumi_deployments_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project(tmp_path / "p", "p", {"dev": None})
+    (root / "Pulumi.dev.deploy.yaml").write_text("settings:\n  operationContext: {}\n")
+    seen: list[str] = []
+
+    def drift(stack: str, **_: object) -> object:
+        seen.append(stack)
+        raise WorkspaceError("no engine here")
+
+    monkeypatch.setattr("gitops_infra.automation.fleet.detect_drift", drift)
+    fleet = detect_drift_all(options=StackOptions(work_dir=root))
+    assert seen == ["dev"] and [s.stack for s in fleet.stacks] == ["dev"]
+
+
+def test_a_stack_file_read_as_yaml_1_2_as_pulumi_reads_it(tmp_path: Path) -> None:
+    # YAML 1.1 made `no` a boolean, which no label may be; to Pulumi (gopkg.in/yaml.v3) it is the text "no".
+    root = _project(tmp_path / "p", "p", {})
+    (root / "Pulumi.dev.yaml").write_text(
+        "config:\n  gitops-infra:fleet:\n    wave: 0o2\n    labels: {public: no, backup: on, legacy: Off}\n"
+    )
+    (listed,) = fleet_stacks([root])
+    assert listed.wave == 2 and dict(listed.labels) == {"public": "no", "backup": "on", "legacy": "Off"}
+
+
+def test_an_integer_of_more_than_4300_digits_is_that_stack_file_s_problem(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", "p", {"dev": {"labels": {"tier": "dev"}}})
+    (root / "Pulumi.huge.yaml").write_text(f"config:\n  gitops-infra:fleet: {{wave: {'9' * 5000}}}\n")
+    (root / "Pulumi.tagged.yaml").write_text(f"config:\n  p:size: !!int {'9' * 5000}\n")
+    with pytest.raises(ConfigError) as info:
+        fleet_stacks([root])
+    problems = sorted(info.value.problems)
+    assert problems[0].startswith(f"{root}/Pulumi.huge.yaml: gitops-infra:fleet.wave: Input should be")
+    assert (
+        problems[1]
+        == f"{root}/Pulumi.tagged.yaml: holds a value tagged !!int that is not one (line 2, column 11)"
+    )
+    kept = fleet_stacks([root], selector={"tier": "dev"}, strict=False)
+    assert [(s.stack, bool(s.problems)) for s in kept] == [("dev", False), ("huge", True), ("tagged", True)]
+    runner = CliRunner()
+    listed = runner.invoke(main, ["fleet", "list", "--project", str(root)])
+    assert listed.exit_code == EXIT_ERROR and "Traceback" not in listed.output, listed.output
+    assert "Pulumi.huge.yaml" in listed.output

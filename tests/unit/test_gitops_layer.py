@@ -30,7 +30,15 @@ from gitops_infra.automation import (
     merge_drift_reports,
 )
 from gitops_infra.automation._compat import SECRET_SIG, SECRET_SIG_KEY
-from gitops_infra.automation._kube import kubeconfig_of, materialised, provider_access, why
+from gitops_infra.automation._flux_apis import GIT_REPOSITORY, HELM_RELEASE, KUSTOMIZATION, SYNC_KINDS
+from gitops_infra.automation._kube import (
+    kubeconfig_of,
+    materialised,
+    provider_access,
+    served_version,
+    version_priority,
+    why,
+)
 from gitops_infra.automation.gitops import _made, gitops_of, gitops_report
 from gitops_infra.automation.results import FluxStatus, to_jsonable
 from gitops_infra.cli import main
@@ -366,6 +374,85 @@ def test_the_stack_s_flux_objects_and_its_provider_s_kubeconfig_are_read_from_th
     assert access.kubeconfig == "apiVersion: v1\nclusters: []\n" and access.context is None
     default = "urn:pulumi:dev::p::pulumi:providers:kubernetes::default::1"
     assert provider_access(state, default).kubeconfig is None
+
+
+# -- which Flux API version is read ----------------------------------------------------------------------
+
+
+def test_versions_sort_by_kubernetes_priority_as_the_api_server_orders_a_crd_s() -> None:
+    # The example of the Kubernetes docs ("Version priority", CustomResourceDefinition versioning).
+    shuffled = [
+        "foo10",
+        "v11alpha2",
+        "v1",
+        "v3beta1",
+        "foo1",
+        "v10beta3",
+        "v2",
+        "v12alpha1",
+        "v11beta2",
+        "v10",
+    ]
+    assert sorted(shuffled, key=version_priority) == [
+        "v10", "v2", "v1", "v11beta2", "v10beta3", "v3beta1", "v12alpha1", "v11alpha2", "foo1", "foo10",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("served", "read"),
+    [
+        pytest.param(("v2",), "v2", id="flux-2.8"),
+        pytest.param(("v2", "v2beta2", "v2beta1"), "v2", id="flux-2.3"),
+        pytest.param(("v2beta2", "v2beta1"), "v2beta2", id="flux-2.2"),
+        pytest.param(("v2beta1",), "v2beta1", id="flux-2.1"),
+        pytest.param(("v3",), "v3", id="only-a-version-newer-than-this-code"),
+        pytest.param(("v3alpha1", "v3"), "v3", id="unknown-ones-by-kubernetes-priority"),
+        pytest.param(("v3", "v2", "v2beta2"), "v2", id="the-newest-known-before-an-unknown"),
+        pytest.param((), None, id="no-crd"),
+    ],
+)
+def test_a_helm_release_is_read_at_the_newest_known_version_served_else_the_highest_served(
+    served: tuple[str, ...], read: str | None
+) -> None:
+    assert served_version(served, HELM_RELEASE.versions) == read
+
+
+def test_each_flux_kind_lists_every_version_flux_served_it_at_newest_first() -> None:
+    for kind in (GIT_REPOSITORY, KUSTOMIZATION, HELM_RELEASE):
+        assert list(kind.versions) == sorted(kind.versions, key=version_priority), kind
+    # Flux 2.2 serves a HelmRelease only at these; Flux before 2.0 a Kustomization and a GitRepository.
+    assert {"v2beta2", "v2beta1"} <= set(HELM_RELEASE.versions)
+    assert "v1beta2" in KUSTOMIZATION.versions and "v1beta2" in GIT_REPOSITORY.versions
+    assert SYNC_KINDS == (KUSTOMIZATION, HELM_RELEASE)
+
+
+def flux_api_names(source: str) -> list[str]:
+    """Every string literal of ``source`` that names a Flux API group (``<x>.toolkit.fluxcd.io[/v]``)."""
+    import ast
+    import re
+
+    group = re.compile(r"[a-z]+\.toolkit\.fluxcd\.io(/\w+)?")
+    return [
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and group.fullmatch(node.value)
+    ]
+
+
+def test_no_module_of_the_automation_layer_names_a_flux_api_but_the_one_list() -> None:
+    """The GitOps read and the drain take each kind's group and versions from ``_flux_apis`` alone, so
+    a version added there is read and suspended alike."""
+    package = Path(__file__).resolve().parents[2] / "gitops_infra" / "automation"
+    named = {
+        path.name: found
+        for path in sorted(package.rglob("*.py"))
+        if (found := flux_api_names(path.read_text()))
+    }
+    assert list(named) == ["_flux_apis.py"], named
+    # The rule catches what it forbids: the version list as the drain held it before.
+    assert flux_api_names('_custom("HelmRelease", "helm.toolkit.fluxcd.io", "helmreleases", ("v2",))') == [
+        "helm.toolkit.fluxcd.io"
+    ]
 
 
 def test_a_stack_without_flux_has_no_gitops_section() -> None:

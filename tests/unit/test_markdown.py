@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -345,3 +347,155 @@ def test_a_promotion_is_what_was_deployed_then_the_evidence() -> None:
     assert text.startswith("### Promoted `0123456789ab` to `prod` (version 7)\n")
     assert "| age | 1h30m |" in text and "| max age | 24h |" in text and "| IaC drift | none |" in text
     assert "| source update | version 3 |" in text and "GitOps layer" not in text  # not checked, not shown
+
+
+# -- every string field of every result, through every rendering (issue 44) ---------------------------------
+
+
+def _filled(kind: Any, hostile: str, flag: bool, errors: bool) -> Any:
+    """A value of type ``kind`` with ``hostile`` in every string, even where we usually write it (an
+    error's type, a kind, an operation, a note); ``flag`` in every bool; and the fields that switch a
+    rendering to its error branch (``error``, ``skipped``) set only when ``errors``."""
+    import types
+    from collections.abc import Mapping
+    from dataclasses import fields, is_dataclass
+    from enum import Enum
+    from typing import Union, get_args, get_origin, get_type_hints
+
+    origin, args = get_origin(kind), get_args(kind)
+    if kind in (str, Any, object):
+        return hostile
+    if origin in (Union, types.UnionType):
+        return _filled(next(a for a in args if a is not type(None)), hostile, flag, errors)
+    if origin is tuple:
+        if isinstance(args[0], type) and issubclass(args[0], Enum):
+            return tuple(args[0])
+        return (_filled(args[0], hostile, flag, errors),)
+    if origin in (dict, Mapping):
+        return {hostile: _filled(args[1], hostile, flag, errors)}
+    if kind is bool:
+        return flag
+    if kind in (int, float):
+        return kind(3)
+    if kind is datetime:
+        return datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        try:
+            return kind(hostile)  # a mode read from the engine's history keeps any value
+        except ValueError:
+            return next(iter(kind))
+    assert is_dataclass(kind), kind
+    hints = get_type_hints(kind)
+    values = {
+        f.name: None
+        if f.name in ("error", "skipped") and not errors
+        else _filled(hints[f.name], hostile, flag, errors)
+        for f in fields(kind)
+        if f.init
+    }
+    return kind(**values)
+
+
+def _every_result(hostile: str) -> list[Any]:
+    """Each kind of result :func:`to_markdown` renders (subclasses too), in each of its branches."""
+    from gitops_infra.cli._markdown import _renderers
+
+    def kinds(kind: type) -> list[type]:
+        return [kind, *(k for sub in kind.__subclasses__() for k in kinds(sub))]
+
+    found: list[Any] = []
+    for flag in (True, False):
+        for errors in (True, False):
+            for rendered, _ in _renderers():
+                if rendered is tuple:  # status --all: a tuple of statuses
+                    found.append((_filled(StackStatus, hostile, flag, errors),))
+                    continue
+                found += [_filled(kind, hostile, flag, errors) for kind in kinds(rendered)]
+    return found
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_every_string_of_every_result_renders_as_text_in_every_markdown_rendering(hostile: str) -> None:
+    # `fleet report` renders inputs anyone who can write an artifact controls: an error's type or a
+    # Flux object's kind is any text there, so no field is trusted for being "ours" (issue 44).
+    from gitops_infra.errors import OperationFailedError
+
+    results = _every_result(hostile)
+    assert {type(r).__name__ for r in results} >= {"FleetDrift", "DestroyPreview", "PromotionResult", "Plan"}
+    failed = OperationFailedError(hostile, stack=hostile, operation="destroy")
+    failed.sweeps = (SweepResult(hostile, hostile, error=hostile),)
+    from gitops_infra.cli._operations import failed_destroy_markdown
+
+    for markdown in [*(to_markdown(r) for r in results), failed_destroy_markdown(failed)]:
+        html = _html(markdown)
+        outside = _outside_code(html)
+        assert "evil" not in outside, (markdown, outside)
+        for tag in ("<img", "<a ", "<script", "<!--", "<strong", "<em", "<del", "<h1"):
+            assert tag not in outside, (tag, outside)
+        assert html.count("<details>") == html.count("</details>") <= 1
+
+
+def test_a_word_a_result_carries_is_shown_as_it_is_only_when_nothing_in_it_is_markup() -> None:
+    from gitops_infra.cli._markdown import word
+
+    assert [word(w) for w in ("update", "HelmRelease", "StackNotFoundError", "resource-import")] == [
+        "update",
+        "HelmRelease",
+        "StackNotFoundError",
+        "resource-import",
+    ]
+    for text in ("a_b_", "@team", "www.evil.example", "GH-1", ":smile:", "x y", "-", "&amp;", ""):
+        assert word(text).startswith("`") or text == "", text
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_fleet_report_markdown_shows_every_field_of_a_hostile_report_as_text(
+    hostile: str, tmp_path: Path
+) -> None:
+    # The error's type and a failing Flux object's kind were rendered as Markdown: "we" write them, but
+    # a report is an artifact or a pod log, which anyone who can write one controls (issue 44).
+    import json
+
+    from click.testing import CliRunner
+
+    from gitops_infra.automation import FluxStatus, GitOpsReport, Layer
+    from gitops_infra.automation.results import to_jsonable
+    from gitops_infra.cli import EXIT_PENDING, main
+
+    when = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    failing = FluxStatus(hostile, hostile, hostile, ready=False, reason=hostile, message=hostile)
+    drift = DriftReport(
+        stack="prod",
+        project="p",
+        checked_at=when,
+        gitops=GitOpsReport(failing=(failing,), checked_at=when),
+        layers=(Layer.IAC, Layer.GITOPS),
+        resources=(
+            DriftedResource(
+                urn=f"urn:pulumi:prod::p::t::{hostile}",
+                type=hostile,
+                kind=DriftKind.CHANGED,
+                diffs=(PropertyDiff(path=hostile, recorded=hostile, actual={hostile: hostile}),),
+            ),
+        ),
+    )
+    error = {
+        "error": {"type": hostile, "message": hostile},
+        "stack": "dev",
+        "project": "p",
+        "checked_at": when.isoformat(),
+    }
+    job = {"error": {"type": hostile, "message": hostile}}  # a job that failed before it knew its stack
+    report = tmp_path / "report.json"
+    report.write_text("\n".join(json.dumps(to_jsonable(d)) for d in (drift, error, job)))
+    result = CliRunner().invoke(main, ["fleet", "report", str(report), "--format", "markdown"])
+    assert result.exit_code == EXIT_PENDING, result.output
+    html = _html(result.stdout)
+    outside = _outside_code(html)
+    assert "evil" not in outside, outside
+    for tag in ("<img", "<a ", "<script", "<!--", "<strong", "<em", "<del", "<h1"):
+        assert tag not in outside, (tag, outside)
+    # The causes (a header, one cause), the stacks (a header, two), the drifted stack's resources and
+    # its Flux objects (a header and one row each): no row forged, none broken.
+    assert html.count("<tr>") == 2 + 3 + 2 + 2, html
+    assert html.count("<details>") == html.count("</details>") == 1

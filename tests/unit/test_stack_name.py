@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from gitops_infra import errors
@@ -106,10 +107,16 @@ def test_a_qualified_name_reads_the_stack_file_named_after_its_stack_part(
     assert target.stack_name.name == "dev"
 
 
-def test_settings_files_may_be_yml_or_json(project: Path) -> None:
-    (project / "Pulumi.yaml").rename(project / "Pulumi.yml")
+@pytest.mark.parametrize("extension", [".yml", ".json"])
+def test_settings_files_may_be_yml_or_json(project: Path, extension: str) -> None:
+    # The engine reads the stack file with the project file's extension (ProjectStackPath).
+    settings = (project / "Pulumi.yaml").read_text()
+    (project / "Pulumi.yaml").unlink()
+    if extension == ".json":
+        settings = json.dumps(yaml.safe_load(settings))
+    (project / f"Pulumi{extension}").write_text(settings)
     (project / "Pulumi.dev.yaml").unlink()
-    (project / "Pulumi.dev.json").write_text('{"config": {}}')
+    (project / f"Pulumi.dev{extension}").write_text('{"config": {}}')
     (project / "__main__.py").write_text("")
     assert (
         offline_plan("dev", options=StackOptions(work_dir=project), config_step=plan_config).resources == ()

@@ -72,6 +72,118 @@ def test_the_projects_own_default_counts_and_the_stack_name_too(project: Path) -
     assert prod_environment(target) == "stack name 'production'"
 
 
+# Layouts in which the engine reads the stack's settings elsewhere, or otherwise, than beside Pulumi.yaml in
+# the mapping form: each file, by its path, and the reason destroy must give (issue 44, item 1).
+PRODUCTION = "environment 'production'"
+ENGINE_LAYOUTS: dict[str, tuple[dict[str, str], str]] = {
+    # ProjectStackPath: <stackConfigDir>/Pulumi.<stack><ext>.
+    "stackConfigDir": (
+        {
+            "Pulumi.yaml": "name: p\nruntime: python\nstackConfigDir: stacks\n",
+            "stacks/Pulumi.dev.yaml": "config:\n  p:environment: {name: production}\n",
+        },
+        PRODUCTION,
+    ),
+    # ... stackConfigDir's old spelling, a text config: (RewriteConfigPathIntoStackConfigDir).
+    "a text config: names the directory": (
+        {
+            "Pulumi.yaml": "name: p\nruntime: python\nconfig: stacks\n",
+            "stacks/Pulumi.dev.yaml": "config:\n  p:environment: {name: production}\n",
+        },
+        PRODUCTION,
+    ),
+    # ... the project file's extension: a Pulumi.yml project's stack file is Pulumi.dev.yml.
+    "a Pulumi.yml project beside a stale Pulumi.dev.yaml": (
+        {
+            "Pulumi.yml": "name: p\nruntime: python\n",
+            "Pulumi.dev.yml": "config:\n  p:environment: {name: production}\n",
+            "Pulumi.dev.yaml": "config:\n  p:environment: {name: dev}\n",
+        },
+        PRODUCTION,
+    ),
+    # findProjectInDir tries .json first: a Pulumi.json is the project, and its stack file Pulumi.dev.json.
+    "a Pulumi.json beside a Pulumi.yaml": (
+        {
+            "Pulumi.json": '{"name": "p", "runtime": "python"}',
+            "Pulumi.yaml": "name: p\nruntime: python\n",
+            "Pulumi.dev.json": '{"config": {"p:environment": {"name": "production"}}}',
+            "Pulumi.dev.yaml": "config:\n  p:environment: {name: dev}\n",
+        },
+        PRODUCTION,
+    ),
+    # The project's short-form default (RewriteShorthandConfigValues), namespaced or bare.
+    "a short-form project default": (
+        {"Pulumi.yaml": 'name: p\nruntime: python\nconfig:\n  p:environment: \'{"name": "production"}\'\n'},
+        PRODUCTION,
+    ),
+    "a bare short-form project default": (
+        {
+            "Pulumi.yaml": 'name: p\nruntime: python\nconfig:\n  environment: \'{"name": "production"}\'\n',
+            "Pulumi.dev.yaml": "config: {}\n",
+        },
+        PRODUCTION,
+    ),
+    # config.ParseKey: <ns>:config:<name> is <ns>:<name>.
+    "the old <ns>:config:<name> key": (
+        {
+            "Pulumi.yaml": "name: p\nruntime: python\n",
+            "Pulumi.dev.yaml": "config:\n  p:config:environment: {name: production}\n",
+        },
+        PRODUCTION,
+    ),
+    # An ESC environment may set it: that cannot be told from the files.
+    "an imported ESC environment": (
+        {
+            "Pulumi.yaml": "name: p\nruntime: python\n",
+            "Pulumi.dev.yaml": "environment: [team/dev]\nconfig:\n  p:environment: {name: dev}\n",
+        },
+        UNREADABLE,
+    ),
+    # What the engine refuses cannot be told either.
+    "a config key the engine refuses": (
+        {"Pulumi.yaml": "name: p\nruntime: python\n", "Pulumi.dev.yaml": "config:\n  a:b:c: 1\n"},
+        UNREADABLE,
+    ),
+}
+
+
+def _layout(root: Path, files: dict[str, str]) -> None:
+    fake_engine(root)
+    (root / "Pulumi.yaml").unlink()
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+@pytest.mark.parametrize("layout", sorted(ENGINE_LAYOUTS))
+def test_a_prod_stack_is_refused_without_confirm_wherever_the_engine_reads_its_settings(
+    project: Path, layout: str
+) -> None:
+    from gitops_infra.automation import destroy
+    from gitops_infra.errors import ConfirmationRequiredError
+
+    files, expected = ENGINE_LAYOUTS[layout]
+    _layout(project, files)
+    reason = prod_environment(StackTarget.resolve("dev", StackOptions(work_dir=project)))
+    assert reason == expected if expected != UNREADABLE else (reason or "").startswith(UNREADABLE), reason
+    with pytest.raises(ConfirmationRequiredError, match=r"stack 'dev' is prod \("):
+        destroy("dev", options=StackOptions(work_dir=project))
+
+
+def test_the_stack_file_the_engine_reads_wins_over_a_stale_one_of_another_extension(project: Path) -> None:
+    # The other way round: a dev stack is not made prod by a file the engine does not read.
+    _layout(
+        project,
+        {
+            "Pulumi.yml": "name: p\nruntime: python\n",
+            "Pulumi.dev.yml": "config:\n  p:environment: {name: dev}\n",
+            "Pulumi.dev.yaml": "config:\n  p:environment: {name: production}\n",
+            "stacks/Pulumi.dev.yml": "config:\n  p:environment: {name: production}\n",
+        },
+    )
+    assert prod_environment(StackTarget.resolve("dev", StackOptions(work_dir=project))) is None
+
+
 # -- the drain and the sweep: which clusters, read from the state ------------------------------------------
 
 PROVIDER = "urn:pulumi:dev::p::pulumi:providers:kubernetes::"
