@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import copy
 import json
+import secrets
 from typing import Any
 
 import pulumi
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from gitops_infra import checks
 from gitops_infra.config import load_config, load_stack_config
@@ -20,26 +23,60 @@ from gitops_infra.errors import ConfigError
 from .conftest import MINIMAL
 from .harness import run
 
-# Made-up keys, in the forms that start real ones: never a real key in a fixture.
-AGE_KEY = "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2
-PEM_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1notarealkey\n-----END OPENSSH PRIVATE KEY-----\n"
+
+# Keys are made here, when the tests run: the repository holds no key material, not even a made-up one.
+def _pem(key: Any, form: serialization.PrivateFormat, password: bytes | None = None) -> str:
+    encryption = serialization.BestAvailableEncryption(password) if password else serialization.NoEncryption()
+    return key.private_bytes(serialization.Encoding.PEM, form, encryption).decode()
+
+
+def _armored(label: str) -> str:
+    """The first line of an ASCII-armored block (PGP's), put together here rather than written out."""
+    return "-" * 5 + f"BEGIN {label}" + "-" * 5
+
+
+_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l".upper()
+AGE_KEY = "AGE-SECRET-KEY-1" + "".join(secrets.choice(_BECH32) for _ in range(58))
+PEM_KEY = _pem(ed25519.Ed25519PrivateKey.generate(), serialization.PrivateFormat.OpenSSH)
+_EC_KEY = ec.generate_private_key(ec.SECP256R1())
+_PUBLIC_KEY = (
+    _EC_KEY.public_key()
+    .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    .decode()
+)
+_BODY = PEM_KEY.splitlines()[1]
+"""A line of the key's body: no message may quote it."""
 
 
 @pytest.mark.parametrize(
     ("text", "found"),
     [
         (PEM_KEY, True),
-        ("-----BEGIN RSA PRIVATE KEY-----\nMIIE", True),
-        ("-----BEGIN PRIVATE KEY-----", True),
-        ("-----BEGIN EC PRIVATE KEY-----", True),
-        ("-----BEGIN ENCRYPTED PRIVATE KEY-----", True),
-        ("-----BEGIN PGP PRIVATE KEY BLOCK-----", True),
-        ("PuTTY-User-Key-File-3: ssh-ed25519", True),
+        (_pem(rsa.generate_private_key(65537, 2048), serialization.PrivateFormat.TraditionalOpenSSL), True),
+        (_pem(ed25519.Ed25519PrivateKey.generate(), serialization.PrivateFormat.PKCS8), True),
+        (_pem(_EC_KEY, serialization.PrivateFormat.TraditionalOpenSSL), True),
+        (_pem(_EC_KEY, serialization.PrivateFormat.PKCS8, password=b"test"), True),
+        (_armored("PGP PRIVATE KEY BLOCK"), True),
+        ("PuTTY-User-Key-File-" + "3: ssh-ed25519", True),
         (AGE_KEY, True),
         (json.dumps({"key": PEM_KEY}), True),  # JSON text, as `pulumi config set` without --path writes
-        ("-----BEGIN PUBLIC KEY-----", False),
+        (_PUBLIC_KEY, False),
         ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI user@host", False),
-        ("AGE-SECRET-KEY-1TESTONLYNOTAREALKEY", False),
+        ("AGE-SECRET-KEY-1" + "TOOSHORT", False),
+    ],
+    ids=[
+        "openssh",
+        "rsa",
+        "pkcs8",
+        "ec",
+        "encrypted pkcs8",
+        "pgp",
+        "putty",
+        "age",
+        "json text",
+        "public key",
+        "ssh public key",
+        "age too short",
     ],
 )
 def test_what_holds_a_private_key(text: str, found: bool) -> None:
@@ -61,7 +98,7 @@ def test_a_stack_file_with_a_private_key_in_plaintext_is_warned_about_by_key() -
     config = load_config(_config("test", sopsAgeKey=AGE_KEY, **{"tls:key": PEM_KEY}), stack="test")
     assert [warning.split(":", 1)[0] for warning in config.warnings] == ["sopsAgeKey", "tls"]
     assert config.warnings[1].startswith(f"tls:key: {checks.PLAINTEXT_PRIVATE_KEY}")
-    assert not any(AGE_KEY in w or "notarealkey" in w for w in config.warnings)
+    assert not any(AGE_KEY in w or _BODY in w for w in config.warnings)
     # As a secret, it is none of the file's business.
     assert load_config(_config("test", sopsAgeKey={"secure": "v1:abc"}), stack="test").warnings == ()
 
@@ -75,7 +112,7 @@ def test_a_prod_stack_with_a_private_key_in_plaintext_is_refused_naming_the_key(
     with pytest.raises(ConfigError) as info:
         load_config(_config(environment, **{"tls:key": PEM_KEY}), stack=stack)
     assert info.value.problems == (f"tls:key: {checks.PLAINTEXT_PRIVATE_KEY} (a prod stack refuses it)",)
-    assert "notarealkey" not in str(info.value)
+    assert _BODY not in str(info.value)
 
 
 def test_the_program_warns_of_a_key_the_engine_does_not_hold_as_a_secret(
