@@ -319,8 +319,6 @@ class _Drainer:
         self._apis = _Apis(api)
         self._deadline = deadline
         self._on_drain = on_drain
-        self._kinds: dict[str, dict[str, tuple[str, bool]]] = {}
-        """Per API version, each kind's plural and whether it is namespaced, as discovery said."""
 
     def _say(self, event: str, obj: KubeObject) -> None:
         if self._on_drain is not None:
@@ -411,20 +409,10 @@ class _Drainer:
 
     def _plural(self, api_version: str, kind: str) -> tuple[str, bool] | None:
         """The kind's plural and whether it is namespaced, by discovery of its API version."""
-        if api_version not in self._kinds:
-            group, _, version = api_version.rpartition("/")
-            if not group:
-                self._kinds[api_version] = {k: (plural, True) for k, plural in _CORE_OWNERS.items()}
-            else:
-                found = self._answer(
-                    partial(self._apis.custom.get_api_resources, group, version, _request_timeout=_RT)
-                )
-                self._kinds[api_version] = {
-                    str(r.get("kind")): (str(r.get("name")), bool(r.get("namespaced")))
-                    for r in (found or {}).get("resources") or []
-                    if isinstance(r, Mapping) and "/" not in str(r.get("name"))  # not a subresource
-                }
-        return self._kinds[api_version].get(kind)
+        group, _, version = api_version.rpartition("/")
+        if not group:
+            return (_CORE_OWNERS[kind], True) if kind in _CORE_OWNERS else None
+        return self._apis.discovery.kind(group, version, kind)
 
     def _top(self, pod: Mapping[str, Any]) -> _Workload:
         """The pod's top controller still there (an owner in its namespace), or the pod itself."""

@@ -232,7 +232,8 @@ class Discovery:
         self._groups_api = client.ApisApi(api)
         self._custom = client.CustomObjectsApi(api)
         self._groups: dict[str, tuple[str, ...]] | None = None
-        self._resources: dict[tuple[str, str], frozenset[str]] = {}
+        self._resources: dict[tuple[str, str], dict[str, tuple[str, bool]]] = {}
+        """Per group and version, each kind's plural and whether it is namespaced (no subresources)."""
 
     def versions(self, group: str, plural: str) -> tuple[str, ...]:
         """Every version at which the server serves ``plural`` of ``group``, highest priority first."""
@@ -245,14 +246,22 @@ class Discovery:
                 for entry in listed.get("groups") or []
                 if isinstance(entry, Mapping)
             }
-        found = [v for v in self._groups.get(group, ()) if plural in self._resources_of(group, v)]
+        found = [
+            v
+            for v in self._groups.get(group, ())
+            if any(p == plural for p, _ in self._resources_of(group, v).values())
+        ]
         return tuple(sorted(found, key=version_priority))
 
     def version(self, group: str, plural: str, known: Sequence[str]) -> str | None:
         """The version to reach ``plural`` of ``group`` at (:func:`served_version`); ``None``: not served."""
         return served_version(self.versions(group, plural), known)
 
-    def _resources_of(self, group: str, version: str) -> frozenset[str]:
+    def kind(self, group: str, version: str, kind: str) -> tuple[str, bool] | None:
+        """``kind``'s plural at ``group``/``version`` and whether it is namespaced; ``None``: not served."""
+        return self._resources_of(group, version).get(kind)
+
+    def _resources_of(self, group: str, version: str) -> dict[str, tuple[str, bool]]:
         from kubernetes.client.exceptions import ApiException
 
         if (group, version) not in self._resources:
@@ -264,9 +273,11 @@ class Discovery:
                 if exc.status != 404:
                     raise
                 listed = {}  # its last CRD went since /apis listed it
-            self._resources[(group, version)] = frozenset(
-                str(r.get("name")) for r in listed.get("resources") or [] if isinstance(r, Mapping)
-            )
+            self._resources[(group, version)] = {
+                str(r.get("kind")): (str(r.get("name")), bool(r.get("namespaced")))
+                for r in listed.get("resources") or []
+                if isinstance(r, Mapping) and "/" not in str(r.get("name"))  # not a subresource
+            }
         return self._resources[(group, version)]
 
     def _plain(self, answer: Any) -> dict[str, Any]:
