@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Collection, Sequence, Sized
 from datetime import timedelta
 
+from gitops_infra.defaults import FLUX_CHART_VERSION, FLUX_VERSION, MIN_KUBERNETES_VERSION
+
 __all__ = [
     "AL2_GONE_FROM_KUBERNETES",
     "AL2_SUCCESSORS",
@@ -81,6 +83,7 @@ __all__ = [
     "is_prod",
     "known_hosts_for_url_problem",
     "known_hosts_problem",
+    "kubernetes_floor_problem",
     "kubernetes_minor_problem",
     "kubernetes_version_problem",
     "label_problem",
@@ -921,3 +924,17 @@ def flux_components_extra_problem(components_extra: Sequence[str], components: S
 def notifications_problem(installed: Collection[str]) -> str | None:
     """``None`` when the controllers that run include notification-controller, which sends the alerts."""
     return None if NOTIFICATION_CONTROLLER in installed else f"need {NOTIFICATION_CONTROLLER} in components"
+
+
+def kubernetes_floor_problem(kubernetes_version: str, chart_version: str) -> str | None:
+    """``None`` when the pinned chart's Flux installs on ``kubernetes_version``, or the chart is not the
+    pinned one (a chart of the user's own is the user's to match), else what was expected."""
+    if chart_version != FLUX_CHART_VERSION:
+        return None
+    problem = kubernetes_version_problem(kubernetes_version, MIN_KUBERNETES_VERSION)
+    if problem is None:
+        return None
+    return (
+        f"{problem}: Flux {FLUX_VERSION} (chart {FLUX_CHART_VERSION}) needs it, and the chart's "
+        "pre-install check (flux check --pre) fails on an older cluster"
+    )

@@ -50,33 +50,30 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from gitops_infra import checks
 from gitops_infra._validation import validation_problems
-from gitops_infra.components.deploy_key import KeyAlgorithm
-from gitops_infra.components.eks_cluster import (
+from gitops_infra.contract import DOMAIN_PATTERN as ENVIRONMENT_DOMAIN_PATTERN
+from gitops_infra.contract import Environment
+from gitops_infra.defaults import (
     ALL_LOG_TYPES,
     DEFAULT_AMI_TYPE,
-    DEFAULT_DISK_SIZE_GIB,
-    CapacityType,
-    EndpointAccess,
-    LogType,
-    NatGateways,
-    TaintEffect,
-)
-from gitops_infra.components.fleet_repository import RepositoryVisibility
-from gitops_infra.components.flux import (
     DEFAULT_COMPONENTS,
+    DEFAULT_DISK_SIZE_GIB,
     DEFAULT_GIT_INTERVAL,
     DEFAULT_INTERVAL,
     DEFAULT_RETRY_INTERVAL,
     DEFAULT_TIMEOUT,
     FLUX_CHART_VERSION,
     FLUX_NAMESPACE,
+    CapacityType,
+    EndpointAccess,
     FluxComponent,
     FluxInstall,
+    KeyAlgorithm,
+    LogType,
+    NatGateways,
+    RepositoryVisibility,
+    TaintEffect,
     image_automation_enabled,
-    kubernetes_floor_problem,
 )
-from gitops_infra.contract import DOMAIN_PATTERN as ENVIRONMENT_DOMAIN_PATTERN
-from gitops_infra.contract import Environment
 from gitops_infra.errors import ConfigError
 from gitops_infra.redaction import SECRET
 
@@ -1139,7 +1136,7 @@ def _github_base_url_problems(git: GitSpec, value: object) -> list[str]:
 
 def _kubernetes_floor_problems(cluster: ClusterSpec, flux: FluxSpec) -> list[str]:
     """The pinned Flux refuses older clusters (the one rule InstallOptions checks too)."""
-    problem = kubernetes_floor_problem(cluster.kubernetes_version, flux.version)
+    problem = checks.kubernetes_floor_problem(cluster.kubernetes_version, flux.version)
     return [] if problem is None else [f"{PROJECT}:cluster.kubernetesVersion: {problem}"]
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -29,6 +28,7 @@ import pulumi
 from gitops_infra import checks
 from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems
+from gitops_infra.defaults import KeyAlgorithm
 
 if TYPE_CHECKING:
     import pulumi_github as github
@@ -55,13 +55,6 @@ GITHUB_KNOWN_HOSTS = "\n".join(
         "UWZbhjpCg56i+2aB6CmK2JGhn57K5mj0MNdBXA4/WnwH6XoPWJzK5Nyu2zB3nAZp+S5hpQs+p1vN1/wsjk=",
     ]
 )
-
-
-class KeyAlgorithm(StrEnum):
-    """The deploy key's algorithm."""
-
-    ECDSA_P384 = "ecdsa-p384"
-    ED25519 = "ed25519"
 
 
 # How each algorithm is spelled to ``tls.PrivateKey``: (algorithm, ecdsa_curve).

@@ -26,7 +26,6 @@ import ipaddress
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -36,6 +35,16 @@ from gitops_infra import checks
 from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems, is_known
 from gitops_infra.components._kubernetes import kubernetes_provider
+from gitops_infra.defaults import (
+    ALL_LOG_TYPES,
+    DEFAULT_AMI_TYPE,
+    DEFAULT_DISK_SIZE_GIB,
+    CapacityType,
+    EndpointAccess,
+    LogType,
+    NatGateways,
+    TaintEffect,
+)
 from gitops_infra.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -70,8 +79,6 @@ __all__ = [
 
 TYPE_TOKEN = "gitops-infra:index:EksCluster"
 
-DEFAULT_AMI_TYPE = "AL2023_x86_64_STANDARD"
-DEFAULT_DISK_SIZE_GIB = 50
 KMS_DELETION_WINDOW_DAYS = 30
 API_PORT = 443
 ANYWHERE = "0.0.0.0/0"
@@ -94,52 +101,6 @@ NODE_ASSUME_ROLE_POLICY = json.dumps(
 # Subnets are a sixteenth of the VPC each: public ones from the first half, private from the second.
 SUBNET_PREFIX_DELTA = 4
 PRIVATE_SUBNET_OFFSET = 8
-
-
-class EndpointAccess(StrEnum):
-    """Who reaches the Kubernetes API endpoint.
-
-    With ``PRIVATE``, whatever deploys through the component's ``provider`` (Flux, for one) must run
-    where it reaches the VPC: the stack config accepts it only with an existing VPC for that reason.
-    """
-
-    PUBLIC_AND_PRIVATE = "public-and-private"
-    PRIVATE = "private"
-
-
-class NatGateways(StrEnum):
-    """How many NAT gateways a dedicated VPC gets."""
-
-    SINGLE = "single"
-    ONE_PER_AZ = "one-per-az"
-
-
-class CapacityType(StrEnum):
-    """EC2 capacity for a managed node group."""
-
-    ON_DEMAND = "ON_DEMAND"
-    SPOT = "SPOT"
-
-
-class TaintEffect(StrEnum):
-    """The effect of a node taint, as the EKS API spells it."""
-
-    NO_SCHEDULE = "NO_SCHEDULE"
-    NO_EXECUTE = "NO_EXECUTE"
-    PREFER_NO_SCHEDULE = "PREFER_NO_SCHEDULE"
-
-
-class LogType(StrEnum):
-    """Control-plane log types sent to CloudWatch."""
-
-    API = "api"
-    AUDIT = "audit"
-    AUTHENTICATOR = "authenticator"
-    CONTROLLER_MANAGER = "controllerManager"
-    SCHEDULER = "scheduler"
-
-
-ALL_LOG_TYPES: tuple[LogType, ...] = tuple(LogType)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,6 @@ The GitHub provider comes through ``opts``, as for ``DeployKey``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -36,6 +35,7 @@ from gitops_infra import checks
 from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems
 from gitops_infra.contract import CONTRACT_KEYS
+from gitops_infra.defaults import RepositoryVisibility
 
 if TYPE_CHECKING:
     import pulumi_github as github
@@ -61,13 +61,6 @@ COMMIT_MESSAGE = "Scaffold {path} for Flux (gitops-infra)"
 """The scaffold's commit message: a file whose last commit says this is still the scaffold's own."""
 # Fields the provider fills from GitHub or the user edits: none of them is this stack's to change.
 _FLEET_OWNED = ["content", "commitMessage", "overwriteOnCreate"]
-
-
-class RepositoryVisibility(StrEnum):
-    """Who may see a created fleet repository. Never public: it describes your clusters."""
-
-    PRIVATE = "private"
-    INTERNAL = "internal"
 
 
 @dataclass(frozen=True)

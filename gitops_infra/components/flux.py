@@ -54,19 +54,33 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from typing import Any, ClassVar
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from gitops_infra import checks
-from gitops_infra.checks import DEFAULT_BRANCH
+from gitops_infra.checks import DEFAULT_BRANCH, kubernetes_floor_problem
 from gitops_infra.components._args import Problems
 from gitops_infra.components._kubernetes import OWNED, NamespaceResource, fixed_secret
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS
 from gitops_infra.components.environment import build_environment_configmap
 from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, Environment
+from gitops_infra.defaults import (
+    DEFAULT_COMPONENTS,
+    DEFAULT_GIT_INTERVAL,
+    DEFAULT_INTERVAL,
+    DEFAULT_RETRY_INTERVAL,
+    DEFAULT_TIMEOUT,
+    FLUX_CHART_VERSION,
+    FLUX_NAMESPACE,
+    FLUX_VERSION,
+    KUBERNETES_FLOOR,
+    MIN_KUBERNETES_VERSION,
+    FluxComponent,
+    FluxInstall,
+    image_automation_enabled,
+)
 
 __all__ = [
     "DEFAULT_BRANCH",
@@ -137,21 +151,9 @@ __all__ = [
 
 TYPE_TOKEN = "gitops-infra:index:FluxBootstrap"
 
-FLUX_VERSION = "2.8.5"
-"""The Flux release the pinned chart installs (the chart's appVersion). What users run of it, by the
-chart's image tags: source-controller v1.8.2 and kustomize-controller v1.8.3. Upstream behaviour below is
-cited for those; the local cluster runs v1.8.5 and v1.9.0 (the versions the module proxy serves, see the
-upstream notes' skew table), and where the two differ the platform sets the behaviour explicitly."""
-KUBERNETES_FLOOR: Mapping[str, str] = {"2.6": "1.31", "2.7": "1.32", "2.8": "1.33"}
-"""The oldest Kubernetes minor each Flux minor supports: ``kubernetesConstraints`` of ``flux check``
-(``cmd/flux/check.go``), which the chart's pre-install hook runs as ``flux check --pre``."""
-MIN_KUBERNETES_VERSION = KUBERNETES_FLOOR[FLUX_VERSION.rsplit(".", 1)[0]]
-"""The oldest Kubernetes the pinned Flux installs on."""
 FLUX_CHART = "flux2"
-FLUX_CHART_VERSION = "2.18.3"
 FLUX_CHART_REPOSITORY = "https://fluxcd-community.github.io/helm-charts"
 FLUX_RELEASE_NAME = "flux2"
-FLUX_NAMESPACE = "flux-system"
 FLUX_SECRET_NAME = "flux-system"
 FLUX_SYNC_NAME = "flux-system"
 IDENTITY_KEY = "identity"
@@ -162,10 +164,6 @@ SOPS_AGE_KEY = "age.agekey"  # kustomize-controller reads keys ending in .agekey
 NOTIFICATION_WEBHOOK_SECRET_NAME = "notification-webhook"
 NOTIFICATION_ADDRESS_KEY = "address"  # notification-controller prefers it over spec.address
 KUSTOMIZATION_DELETION_POLICY = "WaitForTermination"  # Flux >= 2.6 (kustomize-controller v1.6)
-DEFAULT_GIT_INTERVAL = "1m"
-DEFAULT_INTERVAL = "10m"
-DEFAULT_RETRY_INTERVAL = "2m"
-DEFAULT_TIMEOUT = "5m"
 WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"  # pulumi-kubernetes >= 4.18
 TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
 WAIT_FOR_READY = "condition=Ready"
@@ -190,31 +188,6 @@ KUSTOMIZATION_API_VERSION = "kustomize.toolkit.fluxcd.io/v1"
 NOTIFICATION_API_VERSION = "notification.toolkit.fluxcd.io/v1beta3"
 
 
-class FluxInstall(StrEnum):
-    """Who installs Flux's controllers and CRDs: this component (the pinned chart), or someone else."""
-
-    HELM = "helm"
-    EXTERNAL = "external"
-
-
-class FluxComponent(StrEnum):
-    """A Flux controller, named as ``flux install --components`` names it."""
-
-    SOURCE_CONTROLLER = "source-controller"
-    KUSTOMIZE_CONTROLLER = "kustomize-controller"
-    HELM_CONTROLLER = "helm-controller"
-    NOTIFICATION_CONTROLLER = "notification-controller"
-    IMAGE_REFLECTOR_CONTROLLER = "image-reflector-controller"
-    IMAGE_AUTOMATION_CONTROLLER = "image-automation-controller"
-    SOURCE_WATCHER = "source-watcher"
-
-
-DEFAULT_COMPONENTS: tuple[FluxComponent, ...] = (
-    FluxComponent.SOURCE_CONTROLLER,
-    FluxComponent.KUSTOMIZE_CONTROLLER,
-    FluxComponent.HELM_CONTROLLER,
-    FluxComponent.NOTIFICATION_CONTROLLER,
-)
 REQUIRED_COMPONENTS: tuple[FluxComponent, ...] = tuple(map(FluxComponent, checks.REQUIRED_FLUX_COMPONENTS))
 """The controllers the sync needs (``checks.REQUIRED_FLUX_COMPONENTS``, as members of the enum)."""
 # The chart's values key for each controller.
@@ -227,11 +200,6 @@ _CHART_KEYS: dict[FluxComponent, str] = {
     FluxComponent.IMAGE_AUTOMATION_CONTROLLER: "imageAutomationController",
     FluxComponent.SOURCE_WATCHER: "sourceWatcher",
 }
-
-
-def image_automation_enabled(components: Sequence[FluxComponent]) -> bool:
-    """True when image automation runs, which is the only time Flux writes to git."""
-    return FluxComponent.IMAGE_AUTOMATION_CONTROLLER in components
 
 
 # -- 1. install ----------------------------------------------------------------------------------------
@@ -277,20 +245,6 @@ class InstallOptions:
             if problem is not None:
                 problems.add("kubernetes_version", problem)
         problems.raise_if_any()
-
-
-def kubernetes_floor_problem(kubernetes_version: str, chart_version: str) -> str | None:
-    """``None`` when the pinned chart's Flux installs on ``kubernetes_version``, or the chart is not the
-    pinned one (a chart of the user's own is the user's to match), else what was expected."""
-    if chart_version != FLUX_CHART_VERSION:
-        return None
-    problem = checks.kubernetes_version_problem(kubernetes_version, MIN_KUBERNETES_VERSION)
-    if problem is None:
-        return None
-    return (
-        f"{problem}: Flux {FLUX_VERSION} (chart {FLUX_CHART_VERSION}) needs it, and the chart's "
-        "pre-install check (flux check --pre) fails on an older cluster"
-    )
 
 
 def install_values(options: InstallOptions) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "gitops_infra"
 DOOR = PACKAGE / "automation" / "_compat.py"
-PULUMI_FREE = (PACKAGE / "contract.py", PACKAGE / "checks.py")
+PULUMI_FREE = (PACKAGE / "contract.py", PACKAGE / "checks.py", PACKAGE / "defaults.py")
 NOT_FROM_AUTOMATION = ("gitops_infra.components", "gitops_infra.config", "gitops_infra.platform")
 # The names of pulumi's runtime package that are its public API; its submodules are internals.
 PUBLIC_RUNTIME = {"Mocks", "MockCallArgs", "MockResourceArgs", "set_mocks", "set_all_config", "test"}

@@ -1,0 +1,160 @@
+"""The modes, enums and defaults of the platform's settings. No Pulumi import.
+
+The stack config (:mod:`gitops_infra.config`), the shared rules (:mod:`gitops_infra.checks`) and the
+components all take them from here, so the config loads no component (and no Pulumi SDK) to know what a
+field accepts, and each value is written once. The components re-export the ones they take.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+
+__all__ = [
+    "ALL_LOG_TYPES",
+    "DEFAULT_AMI_TYPE",
+    "DEFAULT_COMPONENTS",
+    "DEFAULT_DISK_SIZE_GIB",
+    "DEFAULT_GIT_INTERVAL",
+    "DEFAULT_INTERVAL",
+    "DEFAULT_RETRY_INTERVAL",
+    "DEFAULT_TIMEOUT",
+    "FLUX_CHART_VERSION",
+    "FLUX_NAMESPACE",
+    "FLUX_VERSION",
+    "KUBERNETES_FLOOR",
+    "MIN_KUBERNETES_VERSION",
+    "CapacityType",
+    "EndpointAccess",
+    "FluxComponent",
+    "FluxInstall",
+    "KeyAlgorithm",
+    "LogType",
+    "NatGateways",
+    "RepositoryVisibility",
+    "TaintEffect",
+    "image_automation_enabled",
+]
+
+# -- the cluster (EksCluster) ----------------------------------------------------------------------------
+
+DEFAULT_AMI_TYPE = "AL2023_x86_64_STANDARD"
+DEFAULT_DISK_SIZE_GIB = 50
+
+
+class EndpointAccess(StrEnum):
+    """Who reaches the Kubernetes API endpoint.
+
+    With ``PRIVATE``, whatever deploys through the component's ``provider`` (Flux, for one) must run
+    where it reaches the VPC: the stack config accepts it only with an existing VPC for that reason.
+    """
+
+    PUBLIC_AND_PRIVATE = "public-and-private"
+    PRIVATE = "private"
+
+
+class NatGateways(StrEnum):
+    """How many NAT gateways a dedicated VPC gets."""
+
+    SINGLE = "single"
+    ONE_PER_AZ = "one-per-az"
+
+
+class CapacityType(StrEnum):
+    """EC2 capacity for a managed node group."""
+
+    ON_DEMAND = "ON_DEMAND"
+    SPOT = "SPOT"
+
+
+class TaintEffect(StrEnum):
+    """The effect of a node taint, as the EKS API spells it."""
+
+    NO_SCHEDULE = "NO_SCHEDULE"
+    NO_EXECUTE = "NO_EXECUTE"
+    PREFER_NO_SCHEDULE = "PREFER_NO_SCHEDULE"
+
+
+class LogType(StrEnum):
+    """Control-plane log types sent to CloudWatch."""
+
+    API = "api"
+    AUDIT = "audit"
+    AUTHENTICATOR = "authenticator"
+    CONTROLLER_MANAGER = "controllerManager"
+    SCHEDULER = "scheduler"
+
+
+ALL_LOG_TYPES: tuple[LogType, ...] = tuple(LogType)
+
+
+# -- the deploy key (DeployKey) ---------------------------------------------------------------------------
+
+
+class KeyAlgorithm(StrEnum):
+    """The deploy key's algorithm."""
+
+    ECDSA_P384 = "ecdsa-p384"
+    ED25519 = "ed25519"
+
+
+# -- the fleet repository (FleetRepository) ---------------------------------------------------------------
+
+
+class RepositoryVisibility(StrEnum):
+    """Who may see a created fleet repository. Never public: it describes your clusters."""
+
+    PRIVATE = "private"
+    INTERNAL = "internal"
+
+
+# -- Flux (FluxBootstrap) ---------------------------------------------------------------------------------
+
+FLUX_VERSION = "2.8.5"
+"""The Flux release the pinned chart installs (the chart's appVersion). What users run of it, by the
+chart's image tags: source-controller v1.8.2 and kustomize-controller v1.8.3. Upstream behaviour below is
+cited for those; the local cluster runs v1.8.5 and v1.9.0 (the versions the module proxy serves, see the
+upstream notes' skew table), and where the two differ the platform sets the behaviour explicitly."""
+KUBERNETES_FLOOR: Mapping[str, str] = {"2.6": "1.31", "2.7": "1.32", "2.8": "1.33"}
+"""The oldest Kubernetes minor each Flux minor supports: ``kubernetesConstraints`` of ``flux check``
+(``cmd/flux/check.go``), which the chart's pre-install hook runs as ``flux check --pre``."""
+MIN_KUBERNETES_VERSION = KUBERNETES_FLOOR[FLUX_VERSION.rsplit(".", 1)[0]]
+"""The oldest Kubernetes the pinned Flux installs on."""
+FLUX_CHART_VERSION = "2.18.3"
+FLUX_NAMESPACE = "flux-system"
+DEFAULT_GIT_INTERVAL = "1m"
+DEFAULT_INTERVAL = "10m"
+DEFAULT_RETRY_INTERVAL = "2m"
+DEFAULT_TIMEOUT = "5m"
+
+
+class FluxInstall(StrEnum):
+    """Who installs Flux's controllers and CRDs: this component (the pinned chart), or someone else."""
+
+    HELM = "helm"
+    EXTERNAL = "external"
+
+
+class FluxComponent(StrEnum):
+    """A Flux controller, named as ``flux install --components`` names it."""
+
+    SOURCE_CONTROLLER = "source-controller"
+    KUSTOMIZE_CONTROLLER = "kustomize-controller"
+    HELM_CONTROLLER = "helm-controller"
+    NOTIFICATION_CONTROLLER = "notification-controller"
+    IMAGE_REFLECTOR_CONTROLLER = "image-reflector-controller"
+    IMAGE_AUTOMATION_CONTROLLER = "image-automation-controller"
+    SOURCE_WATCHER = "source-watcher"
+
+
+DEFAULT_COMPONENTS: tuple[FluxComponent, ...] = (
+    FluxComponent.SOURCE_CONTROLLER,
+    FluxComponent.KUSTOMIZE_CONTROLLER,
+    FluxComponent.HELM_CONTROLLER,
+    FluxComponent.NOTIFICATION_CONTROLLER,
+)
+
+
+def image_automation_enabled(components: Sequence[FluxComponent]) -> bool:
+    """True when image automation runs, which is the only time Flux writes to git."""
+    return FluxComponent.IMAGE_AUTOMATION_CONTROLLER in components
