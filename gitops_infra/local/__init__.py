@@ -30,15 +30,19 @@ from typing import TYPE_CHECKING
 from gitops_infra._lazy import exports
 
 if TYPE_CHECKING:
-    from ._cluster import DeployKeyPair, FleetServer, LocalCluster, free_port, running
+    from ._cluster import LocalCluster
+    from ._fleet_server import DeployKeyPair, FleetServer
     from ._github import GitHubApp, GitHubAppServer
+    from ._processes import free_port, running
     from ._project import Toolchain
 
 # Lazy, so that importing this package (and the CLI that offers `local`) loads neither the extra's
 # packages nor the harness until a name is used.
 _EXPORTS = {
-    "gitops_infra.local._cluster": ("DeployKeyPair", "FleetServer", "LocalCluster", "free_port", "running"),
+    "gitops_infra.local._cluster": ("LocalCluster",),
+    "gitops_infra.local._fleet_server": ("DeployKeyPair", "FleetServer"),
     "gitops_infra.local._github": ("GitHubApp", "GitHubAppServer"),
+    "gitops_infra.local._processes": ("free_port", "running"),
     "gitops_infra.local._project": ("Toolchain",),
 }
 

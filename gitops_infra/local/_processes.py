@@ -1,30 +1,38 @@
 """The plain processes a local harness starts: each on a free loopback port, logged to a file, ready before
 the next starts, and stopped by its recorded pid.
 
-Only the standard library: :mod:`._cluster` and :mod:`._nodes` both start their components with it.
+A :class:`Harness` is the processes of one part (the cluster, the fleet server) started together: all of
+them up, or, failing, none left behind. :func:`running` does the same for several parts.
+
+Only the standard library: :mod:`._cluster`, :mod:`._nodes` and :mod:`._fleet_server` start their
+components with it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import ssl
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 __all__ = [
     "READY_SECONDS",
     "STOP_SECONDS",
+    "Harness",
     "Process",
     "Processes",
     "component_flags",
     "free_port",
+    "running",
     "says_ok",
     "tail",
 ]
@@ -129,3 +137,42 @@ class Processes:
     def stop_all(self) -> None:
         for process in reversed(list(self.running)):
             self.stop(process)
+
+
+class Harness:
+    """Processes started together: ``start`` brings them all up or, failing, stops what it started."""
+
+    workdir: Path
+    processes: Processes
+
+    def start(self) -> Self:
+        """Start everything, each part ready before the next; stop what started if anything fails."""
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Stop every process this harness started, newest first."""
+        self.processes.stop_all()
+
+
+@contextlib.contextmanager
+def running(*parts: Harness) -> Iterator[None]:
+    """Start ``parts`` in order; stop all of them, newest first, whatever happens."""
+    started: list[Harness] = []
+    try:
+        for part in parts:
+            part.start()
+            started.append(part)
+        yield
+    finally:
+        for part in reversed(started):
+            part.stop()
+        for part in parts:
+            shutil.rmtree(part.workdir / "etcd", ignore_errors=True)

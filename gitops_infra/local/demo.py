@@ -27,7 +27,8 @@ from typing import Any, cast
 
 import yaml
 
-from ._cluster import DeployKeyPair, FleetServer, LocalCluster
+from ._cluster import LocalCluster
+from ._fleet_server import DeployKeyPair, FleetServer
 from ._project import Toolchain, engine_env, set_secrets, write_project
 from ._record import read_record, running, stop, write_record
 
