@@ -16,8 +16,8 @@ The harness behind ``make demo`` and the cluster tests. Everything it starts run
   says which key each fetch came with (:meth:`FleetServer.accepted`).
 
 Every process is recorded by pid and stopped by :meth:`stop`, even after a failure; a component that does
-not become ready within its bound fails with the tail of its log. ``../shared/REAL_CLUSTER.md`` has the
-checked versions, flags and pitfalls.
+not become ready within its bound fails with the tail of its log. The docs' upstream notes
+(``docs/upstream-notes.md``) have the checked versions, flags and pitfalls.
 """
 
 from __future__ import annotations
