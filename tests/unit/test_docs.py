@@ -348,8 +348,9 @@ def test_help_was_read_for_every_command(helped: dict[str, set[str]]) -> None:
 
 def test_a_reference_that_lost_a_command_or_an_option_is_found(helped: dict[str, set[str]]) -> None:
     lines = render_cli_reference()
-    start = next(i for i, line in enumerate(lines) if line.startswith("## gitops-infra history {"))
-    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("## "))
+    start = next(i for i, line in enumerate(lines) if re.match(r"#+ gitops-infra history \{", line))
+    level = lines[start].split(" ", 1)[0] + " "
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith(level))
     without_history = cli_reference(lines[:start] + lines[end:])
     assert reference_problems(without_history, helped) == ["no section for `gitops-infra history`"]
     without_yes = cli_reference([line for line in lines if not line.startswith("  -y, --yes")])
@@ -455,8 +456,28 @@ def unrendered_names(module: str, search_path: Path = REPO_ROOT) -> list[str]:
     return missing
 
 
+def _python_handler_options() -> dict[str, object]:
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # mkdocs.yml names Python objects (`!!python/name:`), which a safe load need not build.
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    config = yaml.load((REPO_ROOT / "mkdocs.yml").read_text(), Loader=Loader)
+    plugin = next(p["mkdocstrings"] for p in config["plugins"] if isinstance(p, dict) and "mkdocstrings" in p)
+    options: dict[str, object] = plugin["handlers"]["python"]["options"]
+    return options
+
+
 def test_every_public_package_has_a_reference_page() -> None:
     assert set(PUBLIC_PACKAGES) <= set(reference_pages())
+
+
+def test_the_reference_shows_public_names_whatever_their_docstrings() -> None:
+    # mkdocstrings leaves out an object without a docstring unless told otherwise: a constant in __all__
+    # (FLUX_CHART_VERSION) would be missing from the reference.
+    options = _python_handler_options()
+    assert options["show_if_no_docstring"] is True
+    assert options["filters"] == "public"  # what __all__ lists, and nothing else
 
 
 @pytest.mark.parametrize("module", PUBLIC_PACKAGES)
