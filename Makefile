@@ -1,11 +1,12 @@
 # The two README commands are `make plan` (the main job) and `make test` (everything CI runs).
+# CONTRIBUTING.md says what each target runs, and how long it takes.
 # Both start with `setup`, which is idempotent and takes seconds once the tools are built.
 VENV := .venv
 PY := $(VENV)/bin/python
 # A project-local engine built by setup comes first on PATH; see tools/setup.sh.
 export PATH := $(CURDIR)/.tools/pulumi/bin:$(PATH)
 
-.PHONY: setup plan test test-tiers test-lane-cluster test-lane-engine test-floor lint bench demo demo-down
+.PHONY: setup plan test test-tiers test-lane-cluster test-lane-engine test-floor lint docs bench demo demo-down
 
 setup:
 	@bash tools/setup.sh
@@ -15,11 +16,21 @@ plan:
 	@bash tools/setup.sh python
 	@for stack in dev prod; do $(VENV)/bin/gitops-infra plan $$stack || exit 1; echo; done
 
+# The docs site too: --strict makes any warning (a broken link or anchor, a reference that does not
+# resolve, a snippet file that is gone) fail the build. It is written to build/site (git-ignored).
+# NO_MKDOCS_2_WARNING keeps out the notice of its end of life that Material for MkDocs prints on every
+# build (docs/upstream-notes.md).
 lint:
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 	.tools/actionlint/bin/actionlint examples/ci/gitops-infra.yml examples/ci/fleet-drift.yml
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+# Serves the docs site on http://127.0.0.1:8000, rebuilt as you edit (docs/, mkdocs.yml, the docstrings).
+docs:
+	@bash tools/setup.sh python
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --watch gitops_infra
 
 # Records how long it took in .tools/make-test.json (setup apart), which the bench reports.
 test:
@@ -31,7 +42,7 @@ test:
 # The tiers run in three lanes side by side, each pytest run listing its slowest tests: the cluster tier
 # (mostly waiting on Flux and the API server), the unit tier on the lowest pulumi, and the engine,
 # install and unit tiers on two processes (pytest-xdist; each all computing), so that on 2 cores no core
-# waits while the cluster tier does (the README has the times). The floor's units ran after the cluster
+# waits while the cluster tier does (CONTRIBUTING.md has the times). The floor's units ran after the cluster
 # tier, which they made the longest lane by their 1.5 minutes. Each file runs on one process, so a
 # module-scoped fixture (the install tier's wheel) is made once: xdist's loadgroup would say so per test,
 # but with pytest 9 its groups are silently ignored. -O prints each lane's report whole when it ends.
@@ -48,11 +59,12 @@ test-lane-engine:
 test-floor:
 	.venv-floor/bin/python -m pytest tests/unit -q -p no:cacheprovider
 
-# Benchmarks (not tests): ratios against the raw pulumi CLI, measured side by side; see README.
+# Benchmarks (not tests): ratios against the raw pulumi CLI, measured side by side; see bench/README.md.
 bench: setup
 	$(PY) -m bench
 
-# See the whole loop on your laptop: a local cluster, Flux and an SSH fleet repository (see README).
+# See the whole loop on your laptop: a local cluster, Flux and an SSH fleet repository
+# (docs/local-cluster.md).
 demo: setup
 	@$(VENV)/bin/gitops-infra local up
 

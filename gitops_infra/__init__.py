@@ -1,6 +1,6 @@
 """Pulumi components and an Automation API layer for an EKS + Flux CD GitOps platform.
 
-The public API is what ``__all__`` lists (see ../shared/DESIGN.md). Use the components in your own
+The public API is what ``__all__`` lists (docs/design.md has the contracts). Use the components in your own
 Pulumi program, for example Flux and a deploy key on a cluster you already have::
 
     import pulumi

@@ -193,7 +193,7 @@ def indexed_job(
 ) -> dict[str, Any]:
     """A ``batch/v1`` Job, ``completionMode: Indexed``: pod ``I`` runs ``<op> --all --shard auto/N --json``.
 
-    The project is baked into ``image`` at ``workdir`` with the engine (see the README): a pod needs no
+    The project is baked into ``image`` at ``workdir`` with the engine (docs/fleet.md): a pod needs no
     git credentials, and the image's digest pins what ran. Everything secret (the passphrase, the backend,
     cloud credentials) comes from the Secret ``secret`` as environment variables, never inline. Exit 2
     (drift found) fails that index without a retry (``FailIndex``); any other failure is retried once.

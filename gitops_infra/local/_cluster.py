@@ -10,8 +10,8 @@ source-controller and kustomize-controller as local processes, as if installed o
 (``flux.install: external``). The fleet repository they sync from is :mod:`._fleet_server`'s.
 
 Every process is recorded by pid and stopped by :meth:`~._processes.Harness.stop`, even after a failure;
-a component that does not become ready within its bound fails with the tail of its log.
-``../shared/REAL_CLUSTER.md`` has the checked versions, flags and pitfalls.
+a component that does not become ready within its bound fails with the tail of its log. The docs'
+upstream notes (``docs/upstream-notes.md``) have the checked versions, flags and pitfalls.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ Succeeded, and a deleted pod out of the API. No image is pulled, no volume mount
 Deployment becomes Available, a StatefulSet Ready once its claims are bound, and a namespace that holds
 pods can still be deleted. Without ``--node-lease-duration-seconds`` kwok renews no node Lease, and it
 writes the node's Ready condition once: nothing here watches for a heartbeat (no node-lifecycle
-controller; see :class:`~._cluster.LocalCluster`). ``../shared/REAL_CLUSTER.md`` ("Pods that run") has
-the recipe.
+controller; see :class:`~._cluster.LocalCluster`). The docs' upstream notes (``docs/upstream-notes.md``,
+"Running it on loopback") have the recipe.
 """
 
 from __future__ import annotations

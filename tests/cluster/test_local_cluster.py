@@ -313,7 +313,7 @@ VERBATIM = {"script": "echo ${HOME}", "escaped": "echo $${HOME}", "host": "shop.
 
 
 def _substitution_off_applies_verbatim(local_stack: LocalStack, name: str) -> None:
-    """The README's way out: ``flux.substitute: false`` leaves the root Kustomization unsubstituted."""
+    """The docs' way out: ``flux.substitute: false`` leaves the root Kustomization unsubstituted."""
     local_stack.set("flux.substitute", "false")
     up("local", options=local_stack.options)
     applied = wait_until(
@@ -359,7 +359,7 @@ def test_lenient_substitution_blanks_a_variable_the_contract_lacks(
         up("local", options=local_stack.options)
         applied = wait_until(lambda: _configmap(local_stack, "default", name), "the manifest from git")
         # ${HOME} is blanked without a word (the YAML scalar then loses its trailing space); $${HOME} is the
-        # escape the README gives.
+        # escape the docs give.
         assert applied == {"script": "echo", "escaped": "echo ${HOME}", "host": "shop.local.example.com"}
 
         _substitution_off_applies_verbatim(local_stack, name)
@@ -375,7 +375,7 @@ from gitops_infra import Environment, EnvironmentConfig, EnvironmentConfigArgs
 from gitops_infra import FluxBootstrap, FluxBootstrapArgs, SourceSecretOptions, SyncOptions
 
 config = pulumi.Config()
-# As the README's example makes it: no enableConfigMapMutable, no enableSecretMutable, no upsert.
+# As the docs' example makes it: no enableConfigMapMutable, no enableSecretMutable, no upsert.
 provider = k8s.Provider("plain", kubeconfig=config.require_secret("kubeconfig"))
 opts = pulumi.ResourceOptions(providers=[provider])
 environment = Environment(

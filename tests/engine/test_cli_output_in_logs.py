@@ -36,7 +36,7 @@ def _run(repo: FixtureRepo, *args: str, merged: bool = False, **env: str) -> sub
 
 
 def test_history_text_marks_an_update_run_from_a_dirty_work_tree(repo: FixtureRepo) -> None:
-    # The README promises it: the engine records `git.dirty`, and `history` shows it as `dirty`.
+    # The docs promise it: the engine records `git.dirty`, and `history` shows it as `dirty`.
     up("dev", options=repo.options)
     (repo.root / "README").write_text("edited, never committed\n")
     up("dev", options=repo.options)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ..pages import DOCS, code_blocks
 from ..support import NO_ENGINE, REPO_ROOT, engine_env, find_engine, unavailable, write_project
 
 pytestmark = pytest.mark.install
@@ -38,13 +39,12 @@ RUNTIME_FILES = (
 TIMEOUT = 600
 """Seconds any one command may take (the dependencies' first download included)."""
 
-README = REPO_ROOT / "README.md"
+COMPONENTS_PAGE = DOCS / "components.md"
 
 
-def _readme_example() -> str:
-    """The README's "Using the components in your own program": the user's program is that very code."""
-    section = README.read_text().split("### Using the components in your own program", 1)[1]
-    return section.split("```python\n", 1)[1].split("```", 1)[0]
+def _docs_program() -> str:
+    """The program of the docs' "Components in your own program": the user's program is that very code."""
+    return next(block.code for block in code_blocks(COMPONENTS_PAGE) if block.program)
 
 
 # A program the real engine can run offline: files managed by a dynamic provider, and one component
@@ -214,7 +214,7 @@ def _user_project(
 def test_the_offline_plan_of_a_users_own_program(installed: Installed, tmp_path: Path) -> None:
     project = _user_project(
         tmp_path / "platform",
-        _readme_example(),
+        _docs_program(),
         "platform",
         {"platform:kubeconfig": {"secure": "v1:bm90LWEtcmVhbC1jaXBoZXJ0ZXh0"}, "github:owner": "acme"},
     )

@@ -1,4 +1,5 @@
-"""The example CI workflow calls the CLI as it is: every `gitops-infra` line parses."""
+"""The example CI workflows call the CLI as it is: every `gitops-infra` line parses, and each option it uses
+is in the docs' CLI reference."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pytest
 import yaml
 
 from gitops_infra.cli import main
+
+from ..pages import cli_reference
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ci"
 WORKFLOW = EXAMPLES / "gitops-infra.yml"
@@ -78,35 +81,28 @@ def test_every_cli_call_in_the_example_parses(
     command.make_context(str(name), rest, parent=context)  # a bad option or argument raises here
 
 
-README = WORKFLOW.parents[2] / "README.md"
 ACTIONLINT = WORKFLOW.parents[2] / ".tools" / "actionlint" / "bin" / "actionlint"
 
 
-def _usage_lines() -> dict[str, str]:
-    """The README's CLI synopsis, by command: ``{"up": "gitops-infra up STACK [--json] ..."}``."""
-    section = README.read_text().split("## The CLI", 1)[1].split("```", 2)[1]
-    return {
-        _usage_key(line.split()): line
-        for line in section.splitlines()
-        if line.startswith("gitops-infra ") and len(line.split()) > 1
-    }
+@pytest.fixture(scope="module")
+def reference() -> dict[str, set[str]]:
+    """The docs' CLI reference, generated from the commands: each command's options."""
+    return cli_reference()
 
 
-def _usage_key(words: list[str]) -> str:
-    """``up``, or ``fleet report`` for a group's command."""
-    return " ".join(words[1:3]) if words[1] in ("fleet", "contract", "policy", "local") else words[1]
+def _command_path(words: list[str]) -> str:
+    """``gitops-infra up``, or ``gitops-infra fleet report`` for a group's command."""
+    return " ".join(words[:3] if words[1] in ("fleet", "contract", "policy", "local") else words[:2])
 
 
 @pytest.mark.parametrize("line", _command_lines())
-def test_every_option_the_example_uses_is_in_the_readme(line: str) -> None:
+def test_every_option_the_example_uses_is_in_the_cli_reference(
+    line: str, reference: dict[str, set[str]]
+) -> None:
     words = line.split()
-    usage = _usage_lines()[_usage_key(words)] + " --cwd"  # "All take --cwd DIR", the README says
-    if "--all" in words:  # the selection options are listed once, under SELECTION
-        usage += " " + next(
-            line for line in README.read_text().splitlines() if line.startswith("# SELECTION")
-        )
+    options = reference[_command_path(words)]
     for flag in (word.split("=", 1)[0] for word in words if word.startswith("--")):
-        assert flag in usage, f"{flag} of `{words[1]}` is not in the README's synopsis: {usage}"
+        assert flag in options, f"{flag} of `{_command_path(words)}` is not in the CLI reference: {options}"
     if "--policy-pack" in words:
         assert words[words.index("--policy-pack") + 1] == "gitops-infra"  # works wherever it is installed
 

@@ -1,6 +1,6 @@
 """A private key in plaintext in a stack file: a warning naming the key, refused in prod (issue 44, item 21).
 
-The stack file is committed, and the README promises that secrets never are: a key given without
+The stack file is committed, and the docs promise that secrets never are: a key given without
 ``--secret`` was accepted silently before.
 """
 

@@ -17,7 +17,7 @@
 # node and pod stages (its module's kustomize/stage/{node,pod}/fast) into .tools/cluster/kwok-stages.yaml:
 # the kwok binary ships none, and exits "no stages found" without them. And it makes sure Debian's
 # openssh-server is installed: the cluster tests serve the fleet repository over SSH.
-# ../shared/REAL_CLUSTER.md has the checked versions and why each replace is there. A cold build takes
+# docs/upstream-notes.md has the checked versions and why each replace is there. A cold build takes
 # about 25 minutes on 2 cores (kube-scheduler adds about 10 s, kwok about 2 minutes).
 set -euo pipefail
 
