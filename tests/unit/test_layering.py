@@ -1,7 +1,7 @@
 """The layering rules, checked on the source: what may import what, and where Pulumi's internals go.
 
-- ``contract.py`` and ``checks.py`` import no Pulumi: app teams' tools and the policy pack parse the
-  contract and run the shared rules without any SDK.
+- ``contract.py``, ``checks/`` and ``defaults.py`` import no Pulumi: app teams' tools and the policy pack
+  parse the contract and run the shared rules without any SDK.
 - ``automation/`` imports neither ``components/``, ``config.py`` nor ``platform.py``: it runs any Pulumi
   project; this program's own config step is handed to it (``offline_plan(config_step=...)``).
 - Every private Pulumi name goes through one module, ``automation/_compat.py``: a ``_`` name of pulumi's,
@@ -24,7 +24,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "gitops_infra"
 DOOR = PACKAGE / "automation" / "_compat.py"
-PULUMI_FREE = (PACKAGE / "contract.py", PACKAGE / "checks.py", PACKAGE / "defaults.py")
+PULUMI_FREE = (PACKAGE / "contract.py", *sorted((PACKAGE / "checks").rglob("*.py")), PACKAGE / "defaults.py")
 NOT_FROM_AUTOMATION = ("gitops_infra.components", "gitops_infra.config", "gitops_infra.platform")
 # The names of pulumi's runtime package that are its public API; its submodules are internals.
 PUBLIC_RUNTIME = {"Mocks", "MockCallArgs", "MockResourceArgs", "set_mocks", "set_all_config", "test"}
@@ -113,7 +113,7 @@ def _sources(root: Path) -> list[Path]:
     return sorted(root.rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", PULUMI_FREE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", PULUMI_FREE, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_the_contract_and_the_shared_rules_import_no_pulumi(path: Path) -> None:
     assert pulumi_imports(path.read_text(), _module_name(path)) == []
 
