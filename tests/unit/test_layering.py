@@ -2,7 +2,7 @@
 
 - ``contract.py``, ``checks/`` and ``defaults.py`` import no Pulumi: app teams' tools and the policy pack
   parse the contract and run the shared rules without any SDK.
-- ``automation/`` imports neither ``components/``, ``config.py`` nor ``platform.py``: it runs any Pulumi
+- ``automation/`` imports neither ``components/``, ``config/`` nor ``platform.py``: it runs any Pulumi
   project; this program's own config step is handed to it (``offline_plan(config_step=...)``).
 - ``config/`` imports no ``components/``, not even inside a function: the modes, enums and defaults both
   need are in ``defaults.py``, which imports nothing of ours. Importing the defaults, the shared rules or
