@@ -29,7 +29,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from gitops_infra import checks
+from gitops_infra import checks, defaults
 from gitops_infra.config._fields import (
     IAM_PRINCIPAL_PATTERN,
     VPC_ID_PATTERN,
@@ -41,16 +41,6 @@ from gitops_infra.config._fields import (
     SecretKeyName,
     SubnetId,
     gate,
-)
-from gitops_infra.defaults import (
-    ALL_LOG_TYPES,
-    DEFAULT_AMI_TYPE,
-    DEFAULT_DISK_SIZE_GIB,
-    CapacityType,
-    EndpointAccess,
-    LogType,
-    NatGateways,
-    TaintEffect,
 )
 
 __all__ = [
@@ -72,7 +62,7 @@ class TaintSpec(ConfigModel):
 
     key: Annotated[str, Field(min_length=1, max_length=63)]
     value: Annotated[str, Field(max_length=63)] = ""
-    effect: TaintEffect
+    effect: defaults.TaintEffect
 
 
 _SIZES = ("min_size", "max_size", "desired_size")
@@ -87,9 +77,9 @@ class NodeGroupSpec(ConfigModel):
     min_size: StrictInt
     max_size: StrictInt
     desired_size: StrictInt | None = None
-    disk_size: Annotated[StrictInt, Field(ge=20, le=16384)] = DEFAULT_DISK_SIZE_GIB
-    capacity_type: CapacityType = CapacityType.ON_DEMAND
-    ami_type: Annotated[str, gate(checks.ami_type_problem)] = DEFAULT_AMI_TYPE
+    disk_size: Annotated[StrictInt, Field(ge=20, le=16384)] = defaults.DEFAULT_DISK_SIZE_GIB
+    capacity_type: defaults.CapacityType = defaults.CapacityType.ON_DEMAND
+    ami_type: Annotated[str, gate(checks.ami_type_problem)] = defaults.DEFAULT_AMI_TYPE
     labels: Mapping[str, str] = Field(default_factory=dict)
     taints: tuple[TaintSpec, ...] = ()
     scaling_managed_externally: StrictBool = False
@@ -120,7 +110,7 @@ class NewVpcSpec(ConfigModel):
     # The count is checked after the items, not in Field(): pydantic would report it again after an item
     # fails.
     availability_zones: Annotated[tuple[AvailabilityZone, ...], gate(checks.availability_zones_problem)]
-    nat_gateways: NatGateways = NatGateways.SINGLE
+    nat_gateways: defaults.NatGateways = defaults.NatGateways.SINGLE
 
 
 class ExistingVpcSpec(ConfigModel):
@@ -152,7 +142,7 @@ class EndpointSpec(ConfigModel):
     ``network.existingVpc`` (see ``ClusterSpec``).
     """
 
-    access: EndpointAccess = EndpointAccess.PUBLIC_AND_PRIVATE
+    access: defaults.EndpointAccess = defaults.EndpointAccess.PUBLIC_AND_PRIVATE
     allowed_cidrs: tuple[Cidr, ...] = ()
 
 
@@ -193,7 +183,7 @@ class ClusterSpec(ConfigModel):
         tuple[Annotated[str, Field(pattern=IAM_PRINCIPAL_PATTERN)], ...], gate(checks.admins_problem)
     ] = ()
     creator: Annotated[str, Field(pattern=IAM_PRINCIPAL_PATTERN)] | None = None
-    log_types: tuple[LogType, ...] = ALL_LOG_TYPES
+    log_types: tuple[defaults.LogType, ...] = defaults.ALL_LOG_TYPES
     # network comes before endpoint: the endpoint's check reads it.
     network: NetworkSpec
     endpoint: EndpointSpec = EndpointSpec()
@@ -231,6 +221,10 @@ class ClusterSpec(ConfigModel):
     @classmethod
     def _private_needs_reachable_vpc(cls, value: EndpointSpec, info: ValidationInfo) -> EndpointSpec:
         network: NetworkSpec | None = info.data.get("network")
-        if value.access is EndpointAccess.PRIVATE and network is not None and network.existing_vpc is None:
+        if (
+            value.access is defaults.EndpointAccess.PRIVATE
+            and network is not None
+            and network.existing_vpc is None
+        ):
             raise ValueError(PRIVATE_ENDPOINT_NEEDS_EXISTING_VPC)
         return value

@@ -15,20 +15,8 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictBool, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from gitops_infra import checks
+from gitops_infra import checks, defaults
 from gitops_infra.config._fields import ConfigModel, DnsLabel, Duration, gate
-from gitops_infra.defaults import (
-    DEFAULT_COMPONENTS,
-    DEFAULT_GIT_INTERVAL,
-    DEFAULT_INTERVAL,
-    DEFAULT_RETRY_INTERVAL,
-    DEFAULT_TIMEOUT,
-    FLUX_CHART_VERSION,
-    FLUX_NAMESPACE,
-    FluxComponent,
-    FluxInstall,
-    image_automation_enabled,
-)
 
 __all__ = [
     "TOKEN_PROVIDER_TYPES",
@@ -103,20 +91,20 @@ class FluxSpec(ConfigModel):
     own: leave that unset, or the two fight over one GitRepository and one Kustomization.
     """
 
-    install: FluxInstall = FluxInstall.HELM
-    version: Annotated[str, gate(checks.chart_version_problem)] = FLUX_CHART_VERSION
-    namespace: DnsLabel = FLUX_NAMESPACE
-    components: Annotated[tuple[FluxComponent, ...], gate(checks.flux_components_problem)] = (
-        DEFAULT_COMPONENTS
+    install: defaults.FluxInstall = defaults.FluxInstall.HELM
+    version: Annotated[str, gate(checks.chart_version_problem)] = defaults.FLUX_CHART_VERSION
+    namespace: DnsLabel = defaults.FLUX_NAMESPACE
+    components: Annotated[tuple[defaults.FluxComponent, ...], gate(checks.flux_components_problem)] = (
+        defaults.DEFAULT_COMPONENTS
     )
-    components_extra: tuple[FluxComponent, ...] = ()
+    components_extra: tuple[defaults.FluxComponent, ...] = ()
     network_policy: StrictBool = True
     tolerations: tuple[TolerationSpec, ...] = ()
     node_selector: Mapping[str, str] = Field(default_factory=dict)
-    git_interval: Duration = DEFAULT_GIT_INTERVAL
-    interval: Duration = DEFAULT_INTERVAL
-    retry_interval: Duration = DEFAULT_RETRY_INTERVAL
-    timeout: Duration = DEFAULT_TIMEOUT
+    git_interval: Duration = defaults.DEFAULT_GIT_INTERVAL
+    interval: Duration = defaults.DEFAULT_INTERVAL
+    retry_interval: Duration = defaults.DEFAULT_RETRY_INTERVAL
+    timeout: Duration = defaults.DEFAULT_TIMEOUT
     ready_timeout: Annotated[str, gate(checks.ready_timeout_problem)] | None = None
     """How long ``up`` waits for the GitRepository and Kustomization to be Ready; ``0s`` does not wait.
 
@@ -141,7 +129,9 @@ class FluxSpec(ConfigModel):
 
     @field_validator("components_extra")
     @classmethod
-    def _no_repeats(cls, value: tuple[FluxComponent, ...], info: ValidationInfo) -> tuple[FluxComponent, ...]:
+    def _no_repeats(
+        cls, value: tuple[defaults.FluxComponent, ...], info: ValidationInfo
+    ) -> tuple[defaults.FluxComponent, ...]:
         problem = checks.flux_components_extra_problem(value, info.data.get("components", ()))
         if problem is not None:
             raise ValueError(problem)
@@ -161,7 +151,7 @@ class FluxSpec(ConfigModel):
     @model_validator(mode="after")
     def _nothing_to_install_externally(self) -> FluxSpec:
         unused = sorted(to_camel(key) for key in self.model_fields_set & set(_INSTALL_ONLY))
-        if self.install is FluxInstall.EXTERNAL and unused:
+        if self.install is defaults.FluxInstall.EXTERNAL and unused:
             raise ValueError(
                 f"{', '.join(unused)}: not used with install: external (the controllers are installed "
                 "outside this stack)"
@@ -171,4 +161,4 @@ class FluxSpec(ConfigModel):
     @property
     def image_automation(self) -> bool:
         """True when Flux writes to git (image automation), so its deploy key must be read-write."""
-        return image_automation_enabled((*self.components, *self.components_extra))
+        return defaults.image_automation_enabled((*self.components, *self.components_extra))

@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import Field, StrictBool, ValidationInfo, field_validator, model_validator
 
-from gitops_infra import checks
+from gitops_infra import checks, defaults
 from gitops_infra.config._fields import (
     GITHUB_OWNER_PATTERN,
     SSH_PUBLIC_KEY_PATTERN,
@@ -25,7 +25,6 @@ from gitops_infra.config._fields import (
     SecretKeyName,
     gate,
 )
-from gitops_infra.defaults import KeyAlgorithm, RepositoryVisibility
 
 __all__ = [
     "GITHUB_API_URL",
@@ -62,7 +61,7 @@ class DeployKeySpec(ConfigModel):
     key you registered yourself, and makes neither.
     """
 
-    algorithm: KeyAlgorithm = KeyAlgorithm.ECDSA_P384
+    algorithm: defaults.KeyAlgorithm = defaults.KeyAlgorithm.ECDSA_P384
     rotation: Annotated[str, Field(max_length=64)] = ""
     existing: ExistingDeployKeySpec | None = None
 
@@ -89,7 +88,7 @@ class GitHubAppSpec(ConfigModel):
 class CreateRepositorySpec(ConfigModel):
     """Create the fleet repository on GitHub (kept on ``destroy``), with this visibility."""
 
-    visibility: RepositoryVisibility = RepositoryVisibility.PRIVATE
+    visibility: defaults.RepositoryVisibility = defaults.RepositoryVisibility.PRIVATE
 
 
 class GitSpec(ConfigModel):

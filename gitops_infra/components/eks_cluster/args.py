@@ -17,18 +17,8 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from gitops_infra import checks
+from gitops_infra import checks, defaults
 from gitops_infra.components._args import Problems, is_known
-from gitops_infra.defaults import (
-    ALL_LOG_TYPES,
-    DEFAULT_AMI_TYPE,
-    DEFAULT_DISK_SIZE_GIB,
-    CapacityType,
-    EndpointAccess,
-    LogType,
-    NatGateways,
-    TaintEffect,
-)
 
 __all__ = ["EksClusterArgs", "ExistingVpcArgs", "NewVpcArgs", "NodeGroupArgs"]
 
@@ -43,11 +33,11 @@ class NodeGroupArgs:
     min_size: pulumi.Input[int]
     max_size: pulumi.Input[int]
     desired_size: pulumi.Input[int]
-    disk_size: pulumi.Input[int] = DEFAULT_DISK_SIZE_GIB
-    capacity_type: CapacityType = CapacityType.ON_DEMAND
-    ami_type: pulumi.Input[str] = DEFAULT_AMI_TYPE
+    disk_size: pulumi.Input[int] = defaults.DEFAULT_DISK_SIZE_GIB
+    capacity_type: defaults.CapacityType = defaults.CapacityType.ON_DEMAND
+    ami_type: pulumi.Input[str] = defaults.DEFAULT_AMI_TYPE
     labels: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
-    taints: Sequence[tuple[str, str, TaintEffect]] = ()
+    taints: Sequence[tuple[str, str, defaults.TaintEffect]] = ()
     scaling_managed_externally: bool = False
     """An autoscaler owns the desired size, so updates leave it alone. Off by default: EKS refuses a
     ``min_size`` raised above the current desired size unless the same update raises that too."""
@@ -59,7 +49,7 @@ class NewVpcArgs:
 
     cidr: str
     availability_zones: Sequence[str]
-    nat_gateways: NatGateways = NatGateways.SINGLE
+    nat_gateways: defaults.NatGateways = defaults.NatGateways.SINGLE
 
 
 @dataclass(frozen=True)
@@ -89,11 +79,11 @@ class EksClusterArgs:
     kubernetes_version: pulumi.Input[str]
     network: NewVpcArgs | ExistingVpcArgs
     node_groups: Sequence[NodeGroupArgs]
-    endpoint_access: EndpointAccess = EndpointAccess.PUBLIC_AND_PRIVATE
+    endpoint_access: defaults.EndpointAccess = defaults.EndpointAccess.PUBLIC_AND_PRIVATE
     allowed_cidrs: Sequence[str] = ()
     admin_principal_arns: Sequence[str] = ()
     creator_principal_arn: str | None = None
-    log_types: Sequence[LogType] = ALL_LOG_TYPES
+    log_types: Sequence[defaults.LogType] = defaults.ALL_LOG_TYPES
     cluster_name: pulumi.Input[str] | None = None
     tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     network_policy: bool = False
