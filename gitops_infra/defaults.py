@@ -13,6 +13,7 @@ from enum import StrEnum
 __all__ = [
     "ALL_LOG_TYPES",
     "DEFAULT_AMI_TYPE",
+    "DEFAULT_BRANCH",
     "DEFAULT_COMPONENTS",
     "DEFAULT_DISK_SIZE_GIB",
     "DEFAULT_GIT_INTERVAL",
@@ -99,6 +100,9 @@ class KeyAlgorithm(StrEnum):
 
 
 # -- the fleet repository (FleetRepository) ---------------------------------------------------------------
+
+DEFAULT_BRANCH = "main"
+"""The branch Flux syncs and the scaffold commits to, unless ``git.branch`` says otherwise."""
 
 
 class RepositoryVisibility(StrEnum):

@@ -1,9 +1,12 @@
 """The layering rules, checked on the source: what may import what, and where Pulumi's internals go.
 
-- ``contract.py`` and ``checks.py`` import no Pulumi: app teams' tools and the policy pack parse the
-  contract and run the shared rules without any SDK.
-- ``automation/`` imports neither ``components/``, ``config.py`` nor ``platform.py``: it runs any Pulumi
+- ``contract.py``, ``checks/`` and ``defaults.py`` import no Pulumi: app teams' tools and the policy pack
+  parse the contract and run the shared rules without any SDK.
+- ``automation/`` imports neither ``components/``, ``config/`` nor ``platform.py``: it runs any Pulumi
   project; this program's own config step is handed to it (``offline_plan(config_step=...)``).
+- ``config/`` imports no ``components/``, not even inside a function: the modes, enums and defaults both
+  need are in ``defaults.py``, which imports nothing of ours. Importing the defaults, the shared rules or
+  the config loads neither Pulumi nor a component (the config's loading imports Pulumi on first use).
 - Every private Pulumi name goes through one module, ``automation/_compat.py``: a ``_`` name of pulumi's,
   pulumi's runtime submodules (``pulumi.runtime.rpc``, ``.mocks``, ``.proto``, ...) and its protobufs.
 - No module is over 500 lines unless :data:`LONG_MODULES` names it with the reason: a file that long
@@ -26,8 +29,9 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "gitops_infra"
 DOOR = PACKAGE / "automation" / "_compat.py"
-PULUMI_FREE = (PACKAGE / "contract.py", PACKAGE / "checks.py", PACKAGE / "defaults.py")
+PULUMI_FREE = (PACKAGE / "contract.py", *sorted((PACKAGE / "checks").rglob("*.py")), PACKAGE / "defaults.py")
 NOT_FROM_AUTOMATION = ("gitops_infra.components", "gitops_infra.config", "gitops_infra.platform")
+NOT_FROM_CONFIG = ("gitops_infra.components",)
 # The names of pulumi's runtime package that are its public API; its submodules are internals.
 PUBLIC_RUNTIME = {"Mocks", "MockCallArgs", "MockResourceArgs", "set_mocks", "set_all_config", "test"}
 # Single-underscore attributes that are public by convention (namedtuple's API).
@@ -35,10 +39,7 @@ PUBLIC_UNDERSCORED = {"_replace", "_asdict", "_fields", "_make"}
 MAX_LINES = 500
 # The modules allowed over MAX_LINES, each with why: it does one job, or it is being split.
 LONG_MODULES = {
-    "gitops_infra/config.py": "being split (issue 45)",
-    "gitops_infra/checks.py": "being split (issue 45)",
     "gitops_infra/components/flux.py": "being split (issue 45)",
-    "gitops_infra/components/eks_cluster.py": "being split (issue 45)",
     "gitops_infra/automation/_drain.py": "being split (issue 45)",
     "gitops_infra/cli/_operations.py": "being split (issue 45)",
     "gitops_infra/cli/_fleet.py": "being split (issue 45)",
@@ -75,13 +76,24 @@ def pulumi_imports(source: str, module: str) -> list[str]:
     return [name for name, _ in _imports(source, module) if name.split(".")[0].startswith("pulumi")]
 
 
-def forbidden_layers(source: str, module: str) -> list[str]:
+def forbidden_layers(source: str, module: str, layers: tuple[str, ...] = NOT_FROM_AUTOMATION) -> list[str]:
     found = []
     for name, names in _imports(source, module):
-        if name.startswith(NOT_FROM_AUTOMATION):
+        if name.startswith(layers):
             found.append(name)
         else:  # `from .. import components`
-            found += [f"{name}.{n}" for n in names if f"{name}.{n}".startswith(NOT_FROM_AUTOMATION)]
+            found += [f"{name}.{n}" for n in names if f"{name}.{n}".startswith(layers)]
+    return found
+
+
+def ours_imported(source: str, module: str) -> list[str]:
+    """The modules of ``gitops_infra`` that ``source`` imports (``from gitops_infra import x``: ``x``)."""
+    found = []
+    for name, names in _imports(source, module):
+        if name == "gitops_infra":
+            found += [f"{name}.{n}" for n in names]
+        elif name.startswith("gitops_infra."):
+            found.append(name)
     return found
 
 
@@ -136,7 +148,7 @@ def _lengths() -> dict[str, int]:
     return {str(p.relative_to(PACKAGE.parent)): len(p.read_text().splitlines()) for p in _sources(PACKAGE)}
 
 
-@pytest.mark.parametrize("path", PULUMI_FREE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", PULUMI_FREE, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_the_contract_and_the_shared_rules_import_no_pulumi(path: Path) -> None:
     assert pulumi_imports(path.read_text(), _module_name(path)) == []
 
@@ -242,12 +254,90 @@ def test_the_pulumi_free_rule_catches_an_sdk() -> None:
 
 SDK_IMPORT = "import pulumi_kubernetes as k8s"
 
+
+# -- the config, the shared rules and the defaults ------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", _sources(PACKAGE / "config"), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_the_config_imports_no_component(path: Path) -> None:
+    # Not even inside a function (the walk sees every import): the config knows what a field accepts from
+    # defaults.py, and a component imports Pulumi and its provider SDKs.
+    assert forbidden_layers(path.read_text(), _module_name(path), NOT_FROM_CONFIG) == []
+
+
+def test_the_defaults_import_nothing_of_ours() -> None:
+    # The bottom layer: the config, the shared rules and the components all import it.
+    path = PACKAGE / "defaults.py"
+    assert ours_imported(path.read_text(), _module_name(path)) == []
+
+
+def _loaded_with(package: str) -> list[str]:
+    """Every module a fresh interpreter holds once ``package`` and all its submodules are imported."""
+    code = (
+        "import importlib, json, pkgutil, sys\n"
+        f"top = importlib.import_module({package!r})\n"
+        "for info in pkgutil.walk_packages(getattr(top, '__path__', []), top.__name__ + '.'):\n"
+        "    importlib.import_module(info.name)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded: list[str] = json.loads(done.stdout)
+    return loaded
+
+
+def _pulumi_and_components(loaded: list[str]) -> list[str]:
+    return [m for m in loaded if m.split(".")[0].startswith("pulumi") or m.startswith(NOT_FROM_CONFIG)]
+
+
+@pytest.mark.parametrize("package", ["gitops_infra.defaults", "gitops_infra.checks", "gitops_infra.config"])
+def test_the_defaults_the_shared_rules_and_the_config_load_no_pulumi_and_no_component(package: str) -> None:
+    loaded = _loaded_with(package)
+    assert package in loaded
+    assert _pulumi_and_components(loaded) == []
+
+
+def test_the_probe_sees_pulumi_and_the_components_where_they_are_loaded() -> None:
+    # The platform imports both: the same probe finds them, so the test above can fail.
+    loaded = _pulumi_and_components(_loaded_with("gitops_infra.platform"))
+    assert "pulumi" in loaded and "gitops_infra.components.eks_cluster" in loaded
+
+
+CONFIG_BREAKS = [
+    ("from gitops_infra.components.flux import FluxComponent", "gitops_infra.components.flux"),
+    ("from .. import components", "gitops_infra.components"),
+    ("def load():\n    from gitops_infra.components import eks_cluster\n", "gitops_infra.components"),
+    ("import gitops_infra.components.eks_cluster as eks", "gitops_infra.components.eks_cluster"),
+]
+DEFAULTS_BREAKS = [
+    ("from gitops_infra import checks", "gitops_infra.checks"),
+    ("from .errors import ConfigError", "gitops_infra.errors"),
+    ("def f():\n    import gitops_infra.contract\n", "gitops_infra.contract"),
+]
+
+
+@pytest.mark.parametrize(("source", "layer"), CONFIG_BREAKS)
+def test_the_config_rule_catches_a_component_import(source: str, layer: str) -> None:
+    assert forbidden_layers(source, "gitops_infra.config.loading", NOT_FROM_CONFIG) == [layer]
+
+
+def test_the_config_rule_lets_the_defaults_through() -> None:
+    assert forbidden_layers(DEFAULTS_IMPORT, "gitops_infra.config.flux", NOT_FROM_CONFIG) == []
+
+
+@pytest.mark.parametrize(("source", "module"), DEFAULTS_BREAKS)
+def test_the_defaults_rule_catches_an_import_of_ours(source: str, module: str) -> None:
+    assert ours_imported(source, "gitops_infra.defaults") == [module]
+
+
+DEFAULTS_IMPORT = "from gitops_infra.defaults import FluxComponent\nfrom enum import StrEnum"
+
 # Every source is parsed now, while pytest collects, not inside a test: after other unit tests had run,
 # CPython 3.11.7's compile() once refused a file here with "AST constructor recursion depth mismatch"
 # (seen in `make test`), an interpreter fault, not the file's.
 for _source in [
     *(path.read_text() for path in _sources(PACKAGE)),
-    *(source for source, _ in (*INTERNALS, *ALLOWED, *LAYER_BREAKS)),
+    *(source for source, _ in (*INTERNALS, *ALLOWED, *LAYER_BREAKS, *CONFIG_BREAKS, *DEFAULTS_BREAKS)),
     SDK_IMPORT,
+    DEFAULTS_IMPORT,
 ]:
     _parse(_source)

@@ -1,0 +1,149 @@
+"""The rules that span sections (or a section and the secrets, or the AWS and GitHub keys).
+
+Each problem is named by the key to change, as the sections' own are.
+"""
+
+from __future__ import annotations
+
+from gitops_infra import checks
+from gitops_infra.config.cluster import ClusterSpec, ExistingClusterSpec
+from gitops_infra.config.flux import FluxSpec
+from gitops_infra.config.git import GitSpec
+from gitops_infra.config.github import GitHubSpec
+from gitops_infra.config.stack import (
+    AWS_ASSUME_ROLES_KEY,
+    GITHUB_BASE_URL_KEY,
+    GITHUB_TOKEN_KEY,
+    NOTIFICATION_WEBHOOK_KEY,
+    PROJECT,
+    SOPS_AGE_KEY_KEY,
+    StackSecrets,
+    platform_name,
+)
+from gitops_infra.contract import Environment
+
+__all__ = ["problems_across_sections"]
+
+
+def problems_across_sections(
+    environment: Environment | None,
+    cluster: ClusterSpec | ExistingClusterSpec | None,
+    git: GitSpec | None,
+    flux: FluxSpec | None,
+    github: GitHubSpec | None,
+    *,
+    secrets: StackSecrets,
+    aws_role_arn: str | None,
+    github_base_url: object,
+) -> list[str]:
+    """The problems between the sections that are valid (``None`` for one that is not, or is absent)."""
+    problems: list[str] = []
+    if flux is not None:
+        problems.extend(_flux_secret_problems(flux, secrets))
+    if github is not None and github.app_auth is not None and secrets.github_token is not None:
+        problems.append(
+            f"{PROJECT}:github.appAuth: the GitHub provider authenticates as the App or with "
+            f"{PROJECT}:{GITHUB_TOKEN_KEY}, not both: unset that secret "
+            f"(pulumi config rm {GITHUB_TOKEN_KEY}) or remove appAuth"
+        )
+    if isinstance(cluster, ClusterSpec) and flux is not None:
+        problems.extend(_kubernetes_floor_problems(cluster, flux))
+    if git is not None and github_base_url is not None:
+        problems.extend(_github_base_url_problems(git, github_base_url))
+    if isinstance(cluster, ClusterSpec) and cluster.admins and (cluster.creator or aws_role_arn) is None:
+        problems.append(
+            f"{PROJECT}:cluster.creator: {checks.ADMINS_NEED_CREATOR}; set it to the IAM role or user "
+            f"that creates the cluster, or deploy through a role ({AWS_ASSUME_ROLES_KEY})"
+        )
+    if environment is not None and isinstance(cluster, ClusterSpec):
+        problems.extend(_derived_name_problems(environment, cluster))
+    if environment is not None and flux is not None and environment.service_namespace == flux.namespace:
+        # Two owners of one namespace, and two `environment` ConfigMaps with one name: a destroy of either
+        # would take the other's away.
+        problems.append(
+            f"{PROJECT}:environment.serviceNamespace: {environment.service_namespace!r} is also "
+            "flux.namespace; app workloads and Flux need namespaces of their own"
+        )
+    return problems
+
+
+def _flux_secret_problems(flux: FluxSpec, secrets: StackSecrets) -> list[str]:
+    """What ``flux`` needs from the secret keys: the age key for SOPS, an address for notifications."""
+    problems: list[str] = []
+    if flux.sops and secrets.sops_age_key is None:
+        problems.append(
+            f"{PROJECT}:flux.sops: needs the secret {PROJECT}:{SOPS_AGE_KEY_KEY} "
+            f"(pulumi config set --secret {SOPS_AGE_KEY_KEY} ...)"
+        )
+    notifications = flux.notifications
+    if notifications is None:
+        return problems
+    where = f"{PROJECT}:flux.notifications"
+    webhook = secrets.notification_webhook is not None
+    if notifications.needs_token:
+        if webhook:
+            problems.append(
+                f"{where}.providerType: {notifications.provider_type} also needs a token, which the Secret "
+                f"made from {PROJECT}:{NOTIFICATION_WEBHOOK_KEY} would not hold: unset that secret, and "
+                "name your own Secret (with token) in secretName and the address in address"
+            )
+        elif notifications.secret_name is None:
+            problems.append(
+                f"{where}.secretName: {notifications.provider_type} needs a Secret holding its token "
+                "(created outside this stack, for example SOPS-encrypted in the fleet repository)"
+            )
+    if notifications.address is None and not webhook:
+        problems.append(
+            f"{where}: {notifications.provider_type} needs an address to post to: set the secret "
+            f"{PROJECT}:{NOTIFICATION_WEBHOOK_KEY} (pulumi config set --secret {NOTIFICATION_WEBHOOK_KEY} "
+            "<webhook URL>), or address for one that is not secret"
+        )
+    elif notifications.address is not None and webhook:
+        problems.append(
+            f"{where}.address: set either address or the secret {PROJECT}:{NOTIFICATION_WEBHOOK_KEY}, "
+            "not both (Flux ignores address when the Secret has one)"
+        )
+    return problems
+
+
+def _github_base_url_problems(git: GitSpec, value: object) -> list[str]:
+    """``github:baseUrl`` is for Pulumi's default GitHub provider, which the platform never uses: it makes
+    its own. Naming another GitHub than that one talks to, it would be a setting that does nothing."""
+    if not (git.registers_deploy_key or git.manages_repository):
+        return []  # no GitHub provider at all
+    url = value if isinstance(value, str) and value.startswith("https://") else None
+    if url is not None and checks.github_host(url) == git.github_host:
+        return []
+    talks_to = (
+        f"{git.github_host}, the GitHub of {PROJECT}:git.githubApp"
+        if git.github_app is not None
+        else "the API in the GITHUB_BASE_URL environment variable, else github.com's"
+    )
+    return [
+        f"{GITHUB_BASE_URL_KEY}: is not read: the platform makes its own GitHub provider, which talks to "
+        f"{talks_to}; remove it (a GitHub Enterprise Server is named by {PROJECT}:git.githubApp.baseUrl, "
+        "https://<host>/api/v3)"
+    ]
+
+
+def _kubernetes_floor_problems(cluster: ClusterSpec, flux: FluxSpec) -> list[str]:
+    """The pinned Flux refuses older clusters (the one rule InstallOptions checks too)."""
+    problem = checks.kubernetes_floor_problem(cluster.kubernetes_version, flux.version)
+    return [] if problem is None else [f"{PROJECT}:cluster.kubernetesVersion: {problem}"]
+
+
+def _derived_name_problems(environment: Environment, cluster: ClusterSpec) -> list[str]:
+    """Names AWS derives from the platform's name must fit AWS's limits; say which key to shorten."""
+    name = platform_name(environment, cluster)
+    problems: list[str] = []
+    problem = checks.cluster_component_name_problem(name)
+    if problem is not None:  # only a derived name gets here: ClusterSpec checks its own `name`
+        return [
+            f"{PROJECT}:environment.name: with cluster.name unset the platform is named "
+            f"gitops-<environment>, which {problem}; set a shorter cluster.name"
+        ]
+    for index, group in enumerate(cluster.node_groups):
+        problem = checks.node_group_name_problem(name, group.name)
+        if problem is not None:
+            problems.append(f"{PROJECT}:cluster.nodeGroups[{index}].name: {problem}")
+    return problems

@@ -1,0 +1,184 @@
+"""From a namespace's values to a ``StackConfig``: each section validated, then what spans them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_camel
+
+from gitops_infra import checks
+from gitops_infra._validation import validation_problems
+from gitops_infra.config._across import problems_across_sections
+from gitops_infra.config._fields import PATTERN_HINTS
+from gitops_infra.config._raw import NAMED_SECRETS, named_secrets
+from gitops_infra.config.cluster import ClusterSpec, ExistingClusterSpec
+from gitops_infra.config.flux import FluxSpec
+from gitops_infra.config.git import GitSpec
+from gitops_infra.config.github import GitHubSpec
+from gitops_infra.config.stack import (
+    GITHUB_TOKEN_KEY,
+    NOTIFICATION_WEBHOOK_KEY,
+    OPTIONAL_SECTIONS,
+    PROJECT,
+    SECRET_KEYS,
+    SECTIONS,
+    SOPS_AGE_KEY_KEY,
+    StackConfig,
+    StackSecrets,
+)
+from gitops_infra.contract import Environment
+from gitops_infra.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pulumi
+
+__all__ = ["UNREADABLE", "build"]
+
+
+UNREADABLE = object()
+"""Stands for a section's value that could not be read (already reported as a problem)."""
+OWNER_TAG = "owner"
+_OWNER_REQUIRED = "required: every AWS resource is tagged with the team that owns it"
+
+
+_SECTION_MODELS: dict[str, type[BaseModel]] = {
+    "environment": Environment,
+    "cluster": ClusterSpec,
+    "git": GitSpec,
+    "flux": FluxSpec,
+    "github": GitHubSpec,
+}
+
+
+def _validate_section(section: str, value: Any, problems: list[str]) -> Any:
+    """The section's model, or ``None`` (or ``{}`` for tags) with its problems added to ``problems``."""
+    if section == "tags":
+        if value is UNREADABLE:
+            return {}
+        return _validate_tags(value, problems)
+    model = _SECTION_MODELS[section]
+    if section == "cluster" and isinstance(value, Mapping) and "existing" in value:
+        model = ExistingClusterSpec
+    if value is UNREADABLE:
+        return None  # already reported
+    if value is None and section in OPTIONAL_SECTIONS:
+        value = {}
+    if value is None:
+        problems.append(f"{PROJECT}:{section}: required")
+        return None
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        problems.extend(validation_problems(exc, f"{PROJECT}:{section}", spell=to_camel, hints=PATTERN_HINTS))
+        return None
+
+
+def _validate_tags(value: Any, problems: list[str]) -> dict[str, str]:
+    """The tags AWS takes; ``owner`` is required."""
+    if value is None:
+        problems.append(f"{PROJECT}:tags.{OWNER_TAG}: {_OWNER_REQUIRED}")
+        return {}
+    if not isinstance(value, Mapping):
+        problems.append(f"{PROJECT}:tags: must be a mapping of tag names to strings")
+        return {}
+    tags: dict[str, str] = {}
+    for key, tag in value.items():
+        where = f"{PROJECT}:tags.{key}"
+        if not isinstance(key, str) or not 1 <= len(key) <= 128 or key.startswith("aws:"):
+            problems.append(f"{where}: tag names are 1-128 characters and may not start with 'aws:'")
+        elif not isinstance(tag, str) or len(tag) > 256:
+            problems.append(f"{where}: must be a string of at most 256 characters")
+        else:
+            tags[key] = tag
+    if OWNER_TAG not in value:
+        problems.append(f"{PROJECT}:tags.{OWNER_TAG}: {_OWNER_REQUIRED}")
+    return tags
+
+
+def build(
+    values: Mapping[str, Any],
+    *,
+    stack: str,
+    read_secret: Callable[[str], pulumi.Output[str] | None],
+    problems: list[str],
+    given: StackSecrets | None = None,
+    aws_profile: str | None = None,
+    aws_role_arn: str | None = None,
+    github_base_url: object = None,
+    plaintext_keys: Sequence[str] = (),
+) -> StackConfig:
+    """Validate the sections, then what spans them; ``values`` holds every key of the namespace read.
+
+    ``plaintext_keys`` are the key paths that hold a private key in plaintext (``checks.private_key_paths``):
+    a problem each in a prod stack (``checks.is_prod``), a warning each in another.
+    """
+    sections = {section: _validate_section(section, values.get(section), problems) for section in SECTIONS}
+    environment: Environment | None = sections["environment"]
+    cluster: ClusterSpec | ExistingClusterSpec | None = sections["cluster"]
+    git: GitSpec | None = sections["git"]
+    flux: FluxSpec | None = sections["flux"]
+    github: GitHubSpec | None = sections["github"]
+    named = named_secrets(
+        {
+            section: model.model_dump(by_alias=True)
+            for section, model in sections.items()
+            if isinstance(model, BaseModel)
+        }
+    )
+    # Read loosely too, so that a key an invalid section names is not also reported as unknown.
+    known = {*SECTIONS, checks.FLEET_SECTION, *SECRET_KEYS, *named.values(), *named_secrets(values).values()}
+    if values.get(checks.FLEET_SECTION) is not None:
+        # The fleet's own model, only for a stack that has the section: a plan of one that has not
+        # imports none of the fleet's code.
+        from gitops_infra.automation.inventory import fleet_spec
+
+        problems.extend(fleet_spec(values[checks.FLEET_SECTION])[1])
+    problems.extend(f"{PROJECT}:{key}: unknown key" for key in values if key not in known)
+    secrets = given or _read_secrets(read_secret, named, problems)
+    problems.extend(
+        problems_across_sections(
+            environment,
+            cluster,
+            git,
+            flux,
+            github,
+            secrets=secrets,
+            aws_role_arn=aws_role_arn,
+            github_base_url=github_base_url,
+        )
+    )
+    # An environment that cannot be read is already a problem: fail closed, as for prod.
+    prod = environment is None or checks.is_prod(environment.name, stack)
+    plaintext = [f"{key}: {checks.PLAINTEXT_PRIVATE_KEY}" for key in plaintext_keys]
+    if prod:
+        problems.extend(f"{problem} (a prod stack refuses it)" for problem in plaintext)
+    if problems:
+        raise ConfigError(problems, stack=stack)
+    return StackConfig(
+        stack=stack,
+        secrets=secrets,
+        aws_profile=aws_profile,
+        aws_role_arn=aws_role_arn,
+        warnings=() if prod else tuple(plaintext),
+        **sections,
+    )
+
+
+def _read_secrets(
+    read_secret: Callable[[str], pulumi.Output[str] | None], named: Mapping[str, str], problems: list[str]
+) -> StackSecrets:
+    """The secrets' values, through ``read_secret``; a secret key the config names must be set."""
+    for where, key in named.items():
+        if read_secret(key) is None:
+            problems.append(
+                f"{PROJECT}:{where}: names the secret {PROJECT}:{key}, which is not set "
+                f"(pulumi config set --secret {key} ...)"
+            )
+    return StackSecrets(
+        github_token=read_secret(GITHUB_TOKEN_KEY),
+        sops_age_key=read_secret(SOPS_AGE_KEY_KEY),
+        notification_webhook=read_secret(NOTIFICATION_WEBHOOK_KEY),
+        **{NAMED_SECRETS[where]: read_secret(key) for where, key in named.items()},
+    )

@@ -1,0 +1,164 @@
+"""``gitops-infra:flux``, optional: the controllers to install, how the fleet repository is synced, SOPS,
+health checks and notifications.
+
+Example::
+
+    flux = FluxSpec.model_validate({"interval": "5m", "sops": True})
+    assert flux.timeout == "5m" and not flux.image_automation
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Literal
+
+from pydantic import Field, StrictBool, ValidationInfo, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from gitops_infra import checks, defaults
+from gitops_infra.config._fields import ConfigModel, DnsLabel, Duration, gate
+
+__all__ = [
+    "TOKEN_PROVIDER_TYPES",
+    "FluxSpec",
+    "HealthCheckSpec",
+    "NotificationsSpec",
+    "TolerationSpec",
+]
+
+
+_INSTALL_ONLY = ("version", "network_policy", "tolerations", "node_selector")
+"""FluxSpec fields that configure the chart this stack installs: meaningless with ``install: external``."""
+
+
+class TolerationSpec(ConfigModel):
+    """A toleration added to every Flux controller and the chart's pre-install check."""
+
+    key: str | None = None
+    operator: Literal["Exists", "Equal"] = "Equal"
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+    @model_validator(mode="after")
+    def _as_kubernetes_validates_it(self) -> TolerationSpec:
+        problems = checks.toleration_problems(self.key, self.operator, self.value, self.effect)
+        if problems:
+            raise ValueError("; ".join(f"{field} {message}" for field, message in problems))
+        return self
+
+
+class HealthCheckSpec(ConfigModel):
+    """An object the Kustomization waits for before it reports ready."""
+
+    api_version: Annotated[str, Field(min_length=1)]
+    kind: Annotated[str, Field(min_length=1)]
+    name: DnsLabel
+    namespace: DnsLabel
+
+
+class NotificationsSpec(ConfigModel):
+    """An Alert on sync failure, sent through a notification Provider.
+
+    Every supported provider type posts to an address. A webhook URL is a credential, so it comes from
+    the secret ``gitops-infra:notificationWebhook``, which the platform writes into the Secret
+    ``secretName`` (key ``address``). A non-secret ``address`` (a GitHub repository URL) may be set here
+    instead. ``github`` and ``generic-hmac`` also need a ``token``, which this stack does not manage:
+    name your own Secret (``address`` here, ``token`` there) with ``secretName``.
+    """
+
+    provider_type: Literal["slack", "msteams", "discord", "googlechat", "github", "generic", "generic-hmac"]
+    channel: str | None = None
+    address: str | None = None
+    secret_name: DnsLabel | None = None
+    event_severity: Literal["info", "error"] = "error"
+
+    @property
+    def needs_token(self) -> bool:
+        """True for the types that authenticate with a ``token`` from the Secret."""
+        return self.provider_type in TOKEN_PROVIDER_TYPES
+
+
+TOKEN_PROVIDER_TYPES = ("github", "generic-hmac")
+
+
+class FluxSpec(ConfigModel):
+    """Flux: the controllers to install and how the fleet repository is synced.
+
+    ``install: external`` means the controllers and CRDs are already on the cluster (the Flux Operator,
+    an EKS add-on): the platform then only labels the namespace (a patch), and makes the secrets, the sync
+    objects and the notifications. ``components`` still says which controllers run there. The sync
+    objects are named ``flux-system``, as a Flux Operator ``FluxInstance`` with ``.spec.sync`` names its
+    own: leave that unset, or the two fight over one GitRepository and one Kustomization.
+    """
+
+    install: defaults.FluxInstall = defaults.FluxInstall.HELM
+    version: Annotated[str, gate(checks.chart_version_problem)] = defaults.FLUX_CHART_VERSION
+    namespace: DnsLabel = defaults.FLUX_NAMESPACE
+    components: Annotated[tuple[defaults.FluxComponent, ...], gate(checks.flux_components_problem)] = (
+        defaults.DEFAULT_COMPONENTS
+    )
+    components_extra: tuple[defaults.FluxComponent, ...] = ()
+    network_policy: StrictBool = True
+    tolerations: tuple[TolerationSpec, ...] = ()
+    node_selector: Mapping[str, str] = Field(default_factory=dict)
+    git_interval: Duration = defaults.DEFAULT_GIT_INTERVAL
+    interval: Duration = defaults.DEFAULT_INTERVAL
+    retry_interval: Duration = defaults.DEFAULT_RETRY_INTERVAL
+    timeout: Duration = defaults.DEFAULT_TIMEOUT
+    ready_timeout: Annotated[str, gate(checks.ready_timeout_problem)] | None = None
+    """How long ``up`` waits for the GitRepository and Kustomization to be Ready; ``0s`` does not wait.
+
+    Longer than ``timeout``, which Flux may spend on health checks; unset, ``timeout`` plus a margin."""
+    sops: StrictBool = False
+    substitute: StrictBool = True
+    """Hand the environment contract to the root Kustomization's post-build substitution (``${baseDomain}``
+    in fleet manifests). Flux then substitutes every ``${VAR}`` under the sync path: with ``false``,
+    nothing there is (for a fleet whose manifests hold ``${...}`` of their own throughout)."""
+    health_checks: tuple[HealthCheckSpec, ...] = ()
+    notifications: NotificationsSpec | None = None
+
+    @field_validator("ready_timeout")
+    @classmethod
+    def _outlasts_flux(cls, value: str | None, info: ValidationInfo) -> str | None:
+        timeout = info.data.get("timeout")  # absent when it failed its own check
+        if value is not None and timeout is not None:
+            problem = checks.ready_timeout_after_timeout_problem(value, timeout)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
+
+    @field_validator("components_extra")
+    @classmethod
+    def _no_repeats(
+        cls, value: tuple[defaults.FluxComponent, ...], info: ValidationInfo
+    ) -> tuple[defaults.FluxComponent, ...]:
+        problem = checks.flux_components_extra_problem(value, info.data.get("components", ()))
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("notifications")
+    @classmethod
+    def _needs_notification_controller(
+        cls, value: NotificationsSpec | None, info: ValidationInfo
+    ) -> NotificationsSpec | None:
+        installed = (*info.data.get("components", ()), *info.data.get("components_extra", ()))
+        problem = None if value is None else checks.notifications_problem(installed)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _nothing_to_install_externally(self) -> FluxSpec:
+        unused = sorted(to_camel(key) for key in self.model_fields_set & set(_INSTALL_ONLY))
+        if self.install is defaults.FluxInstall.EXTERNAL and unused:
+            raise ValueError(
+                f"{', '.join(unused)}: not used with install: external (the controllers are installed "
+                "outside this stack)"
+            )
+        return self
+
+    @property
+    def image_automation(self) -> bool:
+        """True when Flux writes to git (image automation), so its deploy key must be read-write."""
+        return defaults.image_automation_enabled((*self.components, *self.components_extra))
