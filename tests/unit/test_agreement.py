@@ -21,8 +21,8 @@ from gitops_infra.components.flux import FluxComponent, InstallOptions, Notifica
 from gitops_infra.config import load_config
 from gitops_infra.errors import ConfigError
 
+from .flux.support import bootstrap_args
 from .test_eks_cluster import group, new_vpc_args
-from .test_flux import bootstrap_args
 
 SOURCE, KUSTOMIZE = "source-controller", "kustomize-controller"
 HELM, NOTIFICATION = "helm-controller", "notification-controller"

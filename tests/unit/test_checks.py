@@ -16,7 +16,7 @@ from gitops_infra.errors import ConfigError
 from gitops_infra.policy import rules
 
 from .conftest import MINIMAL
-from .test_flux import bootstrap_args
+from .flux.support import bootstrap_args
 
 FLUX_CRD_DURATION = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
 """The OpenAPI pattern of ``interval``/``timeout`` in Flux 2.8's GitRepository and Kustomization CRDs."""

@@ -1,0 +1,1 @@
+"""Unit tests of ``gitops_infra.components.flux``, one module per bootstrap piece."""
