@@ -37,8 +37,8 @@ FLUX_RELEASE_NAME = "flux2"
 RELEASE_TIMEOUT_SECONDS = 600
 
 
-REQUIRED_COMPONENTS: tuple[FluxComponent, ...] = tuple(map(FluxComponent, checks.REQUIRED_FLUX_COMPONENTS))
-"""The controllers the sync needs (``checks.REQUIRED_FLUX_COMPONENTS``, as members of the enum)."""
+REQUIRED_COMPONENTS: tuple[FluxComponent, ...] = checks.REQUIRED_FLUX_COMPONENTS
+"""The controllers the sync needs (``checks.REQUIRED_FLUX_COMPONENTS``)."""
 # The chart's values key for each controller.
 _CHART_KEYS: dict[FluxComponent, str] = {
     FluxComponent.SOURCE_CONTROLLER: "sourceController",
