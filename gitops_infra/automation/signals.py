@@ -52,7 +52,7 @@ __all__ = ["Interruption", "cancel_on_signals", "interrupted"]
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """The signals that ask a run to stop: Ctrl-C, a runner's or ``kill``'s cancel, and a terminal's hangup.
-The CLI's own handlers (``cli/_group.py``) take the same ones."""
+The CLI's own handlers (``cli/_main.py``) take the same ones."""
 ENGINE_NAME = "pulumi"
 """The engine's process name (the CLI binary, as ``pulumi.automation`` runs it)."""
 _WATCHED = (signal.SIGINT, signal.SIGHUP)

@@ -1,11 +1,15 @@
 """``gitops-infra``: a thin command line over :mod:`gitops_infra.automation` for CI jobs and terminals.
 
-Presentation has one home, this package: each command sits with its text and Markdown renderings
-(``_operations``: one stack's operations; ``_fleet``: drift and status across stacks; ``_plan``;
-``_contract``; ``_policy``; ``_local``: the local cluster), on the group, options and error boundary
-every command shares (``_app``).
+Presentation has one home, this package:
 
-Each command parses its arguments, calls one library function and renders the result. Exit codes follow
+- ``_main``: the group, its exit codes and the error boundary every failure exits through;
+- ``_invocation``: what a command is given, and the options commands share;
+- ``_commands/``: the commands, loaded when one is looked up;
+- ``_render/``: every rendering of a result, text, Markdown and JSON;
+- ``_output`` and ``_console``: where output goes, and what a failed write means.
+
+Each command parses its arguments, calls one library function and hands the result to a renderer:
+commands import renderers, and nothing imports a command module. Exit codes follow
 ``terraform plan -detailed-exitcode``:
 
 - ``0``: success (and, for ``drift``, no drift);
@@ -30,12 +34,12 @@ from typing import TYPE_CHECKING
 
 from gitops_infra._lazy import exports
 
-from ._group import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
+from ._main import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
 
 if TYPE_CHECKING:
-    from ._markdown import to_markdown
+    from ._render import to_markdown
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PENDING", "main", "to_markdown"]
 
 # The commands' renderings load with the commands: `--help` pays for neither.
-__getattr__, __dir__ = exports(__name__, {"gitops_infra.cli._markdown": ("to_markdown",)})
+__getattr__, __dir__ = exports(__name__, {"gitops_infra.cli._render": ("to_markdown",)})

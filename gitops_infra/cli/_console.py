@@ -1,23 +1,20 @@
-"""How the CLI writes while a command runs: a console that survives a closed pipe, and step lines.
+"""The console a command writes on: one that survives a closed pipe, and shows no control character.
 
-Imported when a command runs, not when the CLI starts: rich and ``pulumi.automation`` are not needed to
-print ``--help`` or to refuse a bad argument.
+Imported when a command runs, not when the CLI starts: rich is not needed to print ``--help`` or to refuse
+a bad argument.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 
-from ._text import printable
+from ._render.escape import printable
 
-if TYPE_CHECKING:
-    from pulumi import automation as auto
-
-__all__ = ["CliConsole", "StepPrinter", "silence"]
+__all__ = ["CliConsole", "silence"]
 
 
 def silence(stream: Any) -> None:
@@ -99,28 +96,3 @@ class _FailuresAsClosedPipe:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
-
-
-class StepPrinter:
-    """Prints one line per finished resource step, from the engine's event stream."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-
-    def __call__(self, event: auto.EngineEvent) -> None:
-        done = event.res_outputs_event
-        failed = event.res_op_failed_event
-        diag = event.diagnostic_event
-        # By value: importing pulumi.automation for one enum costs a fleet command a quarter second.
-        if done is not None and done.metadata.op.value != "same" and _shown(done.metadata.type):
-            meta = done.metadata
-            self.console.print(f"  {meta.op.value:<8} {meta.type}  {meta.urn.rsplit('::', 1)[-1]}")
-        elif failed is not None:
-            self.console.print(f"  failed   {failed.metadata.urn}", style="red")
-        elif diag is not None and diag.severity == "error":
-            self.console.print(f"  error: {diag.message.strip()}", style="red")
-
-
-def _shown(resource_type: str) -> bool:
-    # The stack and provider resources are bookkeeping; `pulumi up` does not list them either.
-    return resource_type != "pulumi:pulumi:Stack" and not resource_type.startswith("pulumi:providers:")

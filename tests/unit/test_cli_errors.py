@@ -98,8 +98,8 @@ def test_a_signal_that_breaks_a_child_mid_command_is_an_interrupt_not_a_tracebac
 
     import click
 
-    from gitops_infra.cli._app import Invocation, command
-    from gitops_infra.cli._group import _Cli
+    from gitops_infra.cli._invocation import Invocation, command
+    from gitops_infra.cli._main import _Cli
 
     engine = tmp_path / "pulumi"
     shutil.copy(shutil.which("sleep") or "/bin/sleep", engine)
@@ -130,7 +130,7 @@ def test_a_signal_outside_a_command_is_128_plus_n_and_one_document(signum: int) 
 
     import click
 
-    from gitops_infra.cli._group import _Cli
+    from gitops_infra.cli._main import _Cli
 
     @click.group(cls=_Cli)
     def cli() -> None:

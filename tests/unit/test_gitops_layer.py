@@ -42,7 +42,7 @@ from gitops_infra.automation._kube import (
 from gitops_infra.automation.gitops import _made, gitops_of, gitops_report
 from gitops_infra.automation.results import FluxStatus, to_jsonable
 from gitops_infra.cli import main
-from gitops_infra.cli._fleet import drift_exit, fleet_drift_exit
+from gitops_infra.cli._main import drift_exit, fleet_drift_exit
 from gitops_infra.errors import ArgumentError
 from gitops_infra.local import DeployKeyPair
 
@@ -262,7 +262,9 @@ def test_drift_and_status_show_flux_s_reason_and_message_in_text_json_and_markdo
 
     from gitops_infra.automation import Deployment, DeploymentKind, DeploymentResult, StackStatus
     from gitops_infra.cli._console import CliConsole
-    from gitops_infra.cli._fleet import _print_gitops, _print_status, drift_markdown, status_markdown
+    from gitops_infra.cli._render.drift import drift_markdown
+    from gitops_infra.cli._render.gitops import print_gitops
+    from gitops_infra.cli._render.status import print_status, status_markdown
 
     # The message quotes the branch, and the branch is anyone's who can edit the stack's config.
     hostile = CLONE_FAILED.replace("no-such-branch", "x\nprod: gitops: healthy\x1b[2J")
@@ -284,8 +286,8 @@ def test_drift_and_status_show_flux_s_reason_and_message_in_text_json_and_markdo
 
     out = io.StringIO()
     console = CliConsole(file=out, highlight=False, markup=False, soft_wrap=True, width=300)
-    _print_gitops(console, layer)
-    _print_status(console, (status,))
+    print_gitops(console, layer)
+    print_status(console, (status,))
     lines = out.getvalue().splitlines()
     assert lines[:2] == ["gitops: 1 problem(s)", "  " + shown]
     assert lines[-2:] == ["  gitops: 1 problem(s)", "    " + shown]
@@ -650,7 +652,8 @@ def test_a_flux_message_on_a_terminal_is_one_line_and_forges_no_other() -> None:
     import io
 
     from gitops_infra.cli._console import CliConsole
-    from gitops_infra.cli._fleet import _print_fleet_drift, _print_gitops
+    from gitops_infra.cli._render.drift import print_fleet_drift
+    from gitops_infra.cli._render.gitops import print_gitops
 
     # kustomize quotes the files it could not build, and those come from git: anyone who can push.
     forged = "build failed\nprod: no drift; gitops: healthy\n\x1b[2Jwiped"
@@ -659,8 +662,8 @@ def test_a_flux_message_on_a_terminal_is_one_line_and_forges_no_other() -> None:
     )
     out = io.StringIO()
     console = CliConsole(file=out, highlight=False, markup=False, soft_wrap=True, width=200)
-    _print_gitops(console, layer)
-    _print_fleet_drift(
+    print_gitops(console, layer)
+    print_fleet_drift(
         console, FleetDrift(stacks=(StackDrift(stack="dev", report=_drift(layer), project="p"),))
     )
     problem = "  Kustomization flux-system/apps is not Ready: build failed prod: no drift; gitops: healthy "

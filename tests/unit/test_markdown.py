@@ -253,7 +253,7 @@ def test_text_output_shows_control_characters_as_escapes(hostile: str, shown: st
     import io
 
     from gitops_infra.cli._console import CliConsole
-    from gitops_infra.cli._operations import print_preview
+    from gitops_infra.cli._render.operations import print_preview
 
     out = io.StringIO()
     console = CliConsole(file=out, highlight=False, markup=False, soft_wrap=True, width=200)
@@ -398,7 +398,7 @@ def _filled(kind: Any, hostile: str, flag: bool, errors: bool) -> Any:
 
 def _every_result(hostile: str) -> list[Any]:
     """Each kind of result :func:`to_markdown` renders (subclasses too), in each of its branches."""
-    from gitops_infra.cli._markdown import _renderers
+    from gitops_infra.cli._render import _renderers
 
     def kinds(kind: type) -> list[type]:
         return [kind, *(k for sub in kind.__subclasses__() for k in kinds(sub))]
@@ -424,7 +424,7 @@ def test_every_string_of_every_result_renders_as_text_in_every_markdown_renderin
     assert {type(r).__name__ for r in results} >= {"FleetDrift", "DestroyPreview", "PromotionResult", "Plan"}
     failed = OperationFailedError(hostile, stack=hostile, operation="destroy")
     failed.sweeps = (SweepResult(hostile, hostile, error=hostile),)
-    from gitops_infra.cli._operations import failed_destroy_markdown
+    from gitops_infra.cli._render.destroy import failed_destroy_markdown
 
     for markdown in [*(to_markdown(r) for r in results), failed_destroy_markdown(failed)]:
         html = _html(markdown)
@@ -436,7 +436,7 @@ def test_every_string_of_every_result_renders_as_text_in_every_markdown_renderin
 
 
 def test_a_word_a_result_carries_is_shown_as_it_is_only_when_nothing_in_it_is_markup() -> None:
-    from gitops_infra.cli._markdown import word
+    from gitops_infra.cli._render.markdown import word
 
     assert [word(w) for w in ("update", "HelmRelease", "StackNotFoundError", "resource-import")] == [
         "update",

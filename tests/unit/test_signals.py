@@ -58,8 +58,8 @@ from pathlib import Path
 
 import click
 
-from gitops_infra.cli._app import Invocation, command
-from gitops_infra.cli._group import _Cli
+from gitops_infra.cli._invocation import Invocation, command
+from gitops_infra.cli._main import _Cli
 
 engine, log, seconds, signum, target = sys.argv[1:6]
 
@@ -144,7 +144,7 @@ def test_a_hangup_outside_a_command_is_129_and_one_document() -> None:
     code = (
         "import os, signal, time\n"
         "import click\n"
-        "from gitops_infra.cli._group import _Cli\n"
+        "from gitops_infra.cli._main import _Cli\n"
         "@click.group(cls=_Cli)\n"
         "def cli() -> None:\n"
         "    'A group whose command is stopped before any engine runs.'\n"
@@ -211,7 +211,7 @@ def test_a_process_started_ignoring_every_signal_keeps_ignoring_them() -> None:
     code = (
         "import json, signal\n"
         "from gitops_infra.automation.signals import HANDLED, cancel_on_signals\n"
-        "from gitops_infra.cli._group import _stop_on_signals\n"
+        "from gitops_infra.cli._main import _stop_on_signals\n"
         "for signum in HANDLED:\n"
         "    signal.signal(signum, signal.SIG_IGN)\n"
         "_stop_on_signals()\n"

@@ -1,8 +1,8 @@
 """Markdown a pull request or a job summary can show (``--format markdown``): the shared pieces.
 
 Each rendering is a heading, a compact table of counts, then the details in a collapsible ``<details>``
-block. The renderings themselves sit beside their commands' text renderers (``_operations``, ``_fleet``,
-``_plan``); :func:`to_markdown` picks the one for a result. They render results as they are: their
+block. The renderings themselves sit beside the text ones, a module a kind of result in this package;
+``to_markdown`` (the package's) picks the one for a result. They render results as they are: their
 secrets are already masked (``[secret]``), and the offline plan's inputs redacted, so nothing secret can
 reach the Markdown.
 
@@ -10,19 +10,19 @@ Every string a result carries may be hostile, even where we usually write it (an
 object's kind): ``fleet report`` renders artifacts and pod logs that anyone who can write one controls.
 So each goes through :func:`code`, the one escape, directly or through :func:`word`; :class:`Plain`
 holds only the renderers' own words. ``tests/unit/test_markdown.py`` fills every string field of every
-result with hostile text and renders it through every rendering :func:`to_markdown` knows.
+result with hostile text and renders it through every rendering ``to_markdown`` knows.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ._text import one_line
+from .escape import one_line
 
-__all__ = ["Code", "Plain", "cell", "code", "counts", "details", "escape", "table", "to_markdown", "word"]
+__all__ = ["Code", "Plain", "cell", "code", "counts", "details", "escape", "table", "word"]
 
 _MAX_VALUE = 200
 """A table value (a drift's recorded or actual value, a plan's inputs) is cut after this many characters;
@@ -105,40 +105,3 @@ def details(summary: str, body: list[str]) -> list[str]:
 def counts(changes: Mapping[str, int]) -> list[str]:
     rows = [(word(op), count) for op, count in sorted(changes.items()) if count]
     return table(["operation", "count"], rows) if rows else ["No changes."]
-
-
-def to_markdown(result: Any) -> str:
-    """``result`` (a preview, an offline plan, a drift report, the fleet's drift, statuses) as Markdown."""
-    for kind, render in _renderers():
-        if isinstance(result, kind):
-            return render(result)
-    raise TypeError(f"no Markdown rendering for {type(result).__name__}")
-
-
-def _renderers() -> list[tuple[type, Callable[[Any], str]]]:
-    # Here, not at import: the result types load the engine wrapper, which `--help` must not pay for.
-    from ..automation import (
-        DestroyResult,
-        DriftReport,
-        FleetDrift,
-        FleetPreview,
-        Plan,
-        PreviewResult,
-        PromotionResult,
-        StackStatus,
-    )
-    from ._fleet import drift_markdown, fleet_drift_markdown, status_markdown
-    from ._operations import destroy_markdown, fleet_preview_markdown, preview_markdown, promotion_markdown
-    from ._plan import plan_markdown
-
-    return [
-        (PromotionResult, promotion_markdown),
-        (DestroyResult, destroy_markdown),
-        (PreviewResult, preview_markdown),
-        (Plan, plan_markdown),
-        (DriftReport, drift_markdown),
-        (FleetDrift, fleet_drift_markdown),
-        (FleetPreview, fleet_preview_markdown),
-        (StackStatus, lambda status: status_markdown([status])),
-        (tuple, lambda statuses: status_markdown(list(statuses))),  # status_all's
-    ]

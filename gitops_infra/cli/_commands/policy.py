@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..errors import GitOpsInfraError
-from ._app import CliError, echo, main
+from ...errors import GitOpsInfraError
+from .._main import CliError, main
+from .._output import echo
 
 __all__: list[str] = []
 
@@ -19,7 +20,7 @@ def policy_path() -> None:
 
     For the raw CLI: pulumi preview --policy-pack "$(gitops-infra policy path)".
     """
-    from ..policy import pack_dir
+    from ...policy import pack_dir
 
     try:
         found = pack_dir()

@@ -1,7 +1,15 @@
-"""The ``gitops-infra`` group: its commands, loaded lazily, and the one error boundary of every command.
+"""The ``gitops-infra`` group (``main``), its exit codes, and the error boundary every failure exits through.
 
-``--help`` imports this module, click and nothing else of ours: the commands' modules load when a command
-is looked up, and what a failure needs (JSON, the escaping of control characters) when one is reported.
+- The group lists its commands from a table and imports a command's module only when the command is
+  looked up (``_COMMANDS``); nothing else imports a command module.
+- The exit codes: ``EXIT_OK``, ``EXIT_ERROR``, ``EXIT_PENDING`` (drift found, changes pending), and
+  ``128 + N`` for signal N; :func:`drift_exit` and :func:`fleet_drift_exit` say which a drift report is.
+- The error boundary: a command's library error becomes a :class:`CliError` in :func:`run_command`, and the
+  group writes every failure, a usage error or a signal included, once, through :func:`report_failure`.
+
+``--help`` imports this module, click and ``_output`` and nothing else of ours: the commands' modules load
+when a command is looked up, and what a failure needs (JSON, the escaping of control characters) when one
+is reported.
 """
 
 from __future__ import annotations
@@ -10,25 +18,34 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from contextlib import ExitStack, suppress
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+
+from ._output import OUTPUT, echo, set_up_streams
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .. import automation
+    from ..errors import GitOpsInfraError
 
 __all__ = [
     "EXIT_ERROR",
     "EXIT_OK",
     "EXIT_PENDING",
-    "OUTPUT",
     "CliError",
-    "echo",
+    "drift_exit",
     "end_without_teardown",
+    "fleet_drift_exit",
     "main",
     "report_failure",
+    "run_command",
 ]
 
 EXIT_OK = 0
 EXIT_ERROR = 1
+"""An error, printed as ``ErrorType: message`` with no traceback (with ``--json``, as the document)."""
 EXIT_PENDING = 2
 """Drift found, or changes pending under ``preview --expect-no-changes``."""
 
@@ -54,45 +71,6 @@ class CliError(click.ClickException):
         self.details = details or {}
         """What the error carries beside its message, JSON-ready, for the JSON error document: a failed
         destroy's ``sweeps``."""
-
-
-class _Output:
-    lost = False
-    """stdout failed (closed, a full disk, fd 1 closed before start): the command must not exit 0."""
-    no_teardown = False
-    """The command left nothing to clean up (see :func:`end_without_teardown`)."""
-
-    def __init__(self) -> None:
-        self.warnings: list[str] = []
-        """Under ``--json``: what would have been a warning on stderr, for the document instead."""
-
-
-OUTPUT = _Output()
-
-
-def echo(text: str, *, err: bool = False, nl: bool = True) -> bool:
-    """``click.echo``, except that an output that fails is the end of output: False when it did.
-
-    Any failure counts, not only a closed pipe: ``> /dev/full`` (ENOSPC), an I/O error, or a descriptor
-    closed before the CLI started (``>&-``: Python then has no ``sys.stdout`` at all, and click writes
-    nothing without a word). Control characters in ``text`` (an error quoting a hostile name) are shown
-    as escapes.
-    """
-    stream = sys.stderr if err else sys.stdout
-    if stream is None:
-        OUTPUT.lost = OUTPUT.lost or not err
-        return False
-    from ._text import printable
-
-    try:
-        click.echo(printable(text, keep_newlines=True), err=err, nl=nl)
-    except (OSError, ValueError):  # ValueError: a file already closed
-        from ._console import silence
-
-        silence(stream)
-        OUTPUT.lost = OUTPUT.lost or not err
-        return False
-    return True
 
 
 # Click 8.2+ raises this for a group called with no command; older versions printed the help themselves.
@@ -141,57 +119,138 @@ def report_failure(
     echo(f"{kind}: {message}", err=True)
 
 
+def run_command(run: Callable[[], int], *, stack: str, cwd: Path | None) -> int:
+    """A command's error boundary: ``run()``'s exit code, under the engine's graceful cancel on a signal.
+
+    A library error (``GitOpsInfraError``) becomes a :class:`CliError` of its type and message (exit 1),
+    with the stack it was about and what it carries (a failed destroy's sweeps) for the JSON document; a
+    signal ends it as ``Interrupted`` (exit 128 + N), whatever it broke on its way.
+    """
+    from .. import automation
+    from ..errors import GitOpsInfraError
+
+    with automation.cancel_on_signals() as interruption:
+        try:
+            code = run()
+            if interruption.signum:  # the engine stopped early but cleanly (`drift --all` goes on)
+                code = interruption.exit_code
+        except GitOpsInfraError as exc:
+            code = interruption.exit_code if interruption.signum else EXIT_ERROR
+            raise CliError(
+                type(exc).__name__, str(exc), code, subject=_subject(stack, cwd), details=_details(exc)
+            ) from exc
+        except KeyboardInterrupt:
+            signum = signal.Signals(interruption.signum or signal.SIGINT)
+            raise CliError(
+                "Interrupted", f"stopped by {signum.name} before it finished", 128 + signum
+            ) from None
+        except Exception:
+            # Whatever a signal broke on its way (`pulumi version`'s probe killed by a Ctrl-C, typed
+            # or passed on, ends in CalledProcessError), the news is the signal, not the breakage.
+            if not interruption.signum:
+                raise
+            by = signal.Signals(interruption.signum).name
+            raise CliError(
+                "Interrupted", f"stopped by {by} before it finished", interruption.exit_code
+            ) from None
+    return code
+
+
+def _details(exc: GitOpsInfraError) -> dict[str, Any]:
+    """What ``exc`` carries for the JSON error document beside its message: a failed destroy's sweeps,
+    keyed as in a destroy's result."""
+    from ..errors import OperationFailedError
+
+    if not (isinstance(exc, OperationFailedError) and exc.sweeps):
+        return {}
+    from ..automation.results import to_jsonable
+
+    return {"sweeps": to_jsonable(exc.sweeps)}
+
+
+def _subject(stack: str, cwd: Path | None) -> dict[str, str]:
+    """``{"stack": ..., "project": ...}`` for a command on one stack, as far as they can be told."""
+    if not stack:
+        return {}
+    from ..automation._project import Project
+    from ..errors import GitOpsInfraError
+
+    try:
+        return {"stack": stack, "project": Project.find(cwd).name}
+    except GitOpsInfraError:  # no project there, or no name: the stack alone
+        return {"stack": stack}
+
+
+def drift_exit(report: automation.DriftReport) -> int:
+    """2 when a resource drifted or the GitOps layer is not healthy (or its cluster unreachable); else 0."""
+    return EXIT_PENDING if report.has_drift or not report.healthy else EXIT_OK
+
+
+def fleet_drift_exit(found: automation.FleetDrift) -> int:
+    """2 when any stack drifted in either layer; else 1 when one could not be checked (or its result is
+    missing); else 0."""
+    if found.has_drift or not found.healthy:
+        return EXIT_PENDING
+    return EXIT_ERROR if found.has_errors else EXIT_OK
+
+
 _COMMANDS: dict[str, tuple[str, str]] = {
     "contract": (
-        "_contract",
+        "_commands.contract",
         "The environment contract app teams read: its JSON Schema, and a check of a document.",
     ),
     "destroy": (
-        "_operations",
+        "_commands.destroy",
         "Delete every resource of STACK (its config and history stay). A prod stack needs --confirm STACK.",
     ),
     "drift": (
-        "_fleet",
+        "_commands.drift",
         "Compare STACK (or --all stacks) with reality in both layers, writing nothing; exit 2 when either "
         "drifted: a resource differs from the state (iac), or Flux is not healthy (gitops).",
     ),
     "fleet": (
-        "_fleet",
+        "_commands.fleet",
         "The fleet across projects: list it, split it for CI or a Kubernetes Job, merge what the jobs print.",
     ),
-    "history": ("_operations", "List STACK's deployments, newest first, with the commit each ran from."),
+    "history": (
+        "_commands.operations",
+        "List STACK's deployments, newest first, with the commit each ran from.",
+    ),
     "local": (
-        "_local",
+        "_commands.local",
         "A local Kubernetes API, Flux and an SSH fleet repository on loopback, running the local stack.",
     ),
-    "plan": ("_plan", "Run STACK's program offline under mocks and print the resources it would create."),
-    "policy": ("_policy", "The bundled CrossGuard policy pack (--policy-pack gitops-infra)."),
+    "plan": (
+        "_commands.plan",
+        "Run STACK's program offline under mocks and print the resources it would create.",
+    ),
+    "policy": ("_commands.policy", "The bundled CrossGuard policy pack (--policy-pack gitops-infra)."),
     "preview": (
-        "_operations",
+        "_commands.operations",
         "Show what `up` would change in STACK (or --all stacks, each reported, nothing created).",
     ),
     "promote": (
-        "_operations",
+        "_commands.operations",
         "Deploy to TARGET the commit of STACK's last successful update (gitops-infra promote dev prod).",
     ),
     "recover": (
-        "_operations",
+        "_commands.operations",
         "Clear what a dead update left on STACK (lock, pending operations, debris), then refresh it.",
     ),
-    "refresh": ("_operations", "Write the real state of STACK's resources into its state."),
+    "refresh": ("_commands.operations", "Write the real state of STACK's resources into its state."),
     "rollback": (
-        "_operations",
+        "_commands.operations",
         "Roll STACK back to COMMIT (a sha, tag or ref; default: the previous deployed commit).",
     ),
     "status": (
-        "_fleet",
+        "_commands.status",
         "Where STACK (or --all stacks) stands: the last deployment, whether it ran HEAD, and its lock.",
     ),
-    "up": ("_operations", "Apply the program to STACK."),
+    "up": ("_commands.operations", "Apply the program to STACK."),
 }
-"""Each command: the module that defines it (imported when the command is looked up, so ``--help`` pays
-for none of them), and the first paragraph of its help, for the group's list. A unit test holds each to
-the command's own docstring."""
+"""Each command: the module that defines it, under this package (imported by name when the command is
+looked up, so ``--help`` pays for none of them), and the first paragraph of its help, for the group's
+list. A unit test holds each to the command's own docstring."""
 
 
 def _terminal_columns() -> int:
@@ -271,7 +330,7 @@ class _Cli(click.Group):
         OUTPUT.lost = sys.stdout is None
         OUTPUT.no_teardown = False
         OUTPUT.warnings = []
-        restore_streams = _set_up_streams(as_json=as_json)
+        restore_streams = set_up_streams(as_json=as_json)
         try:
             # `args is None`: the process's own entry (the console script, `python -m`), never in-process.
             try:
@@ -308,56 +367,6 @@ class _Cli(click.Group):
             restore_streams()
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
-
-
-def _set_up_streams(*, as_json: bool) -> Callable[[], None]:
-    """Set the process's output up for any text and, with ``as_json``, keep stderr for the document's
-    sake; return what sets it all back (the CLI may run in-process, on a caller's streams)."""
-    undo = ExitStack()
-    _escape_what_cannot_be_encoded(undo)
-    if as_json:
-        _warnings_into_the_document(undo)
-    return undo.close
-
-
-def _escape_what_cannot_be_encoded(undo: ExitStack) -> None:
-    """stdout and stderr write what their encoding cannot hold as an escape (``\\u2192``), not fail.
-
-    In a log or a terminal in ASCII or Latin-1 (``PYTHONIOENCODING=ascii``, an ISO-8859-1 ``LANG``), a
-    name or message from outside raised UnicodeEncodeError mid-output: a traceback in place of the rest
-    (issue 44). Python's own ``strict`` is the only handler that fails, so only it is replaced.
-    """
-    for stream in (sys.stdout, sys.stderr):
-        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
-            try:
-                stream.reconfigure(errors="backslashreplace")
-            except (OSError, ValueError):  # a stream already closed
-                continue
-            undo.callback(_reconfigure, stream, errors="strict")
-
-
-def _reconfigure(stream: Any, **settings: str) -> None:
-    with suppress(OSError, ValueError):  # closed since, or its flush failed: nothing more is written
-        stream.reconfigure(**settings)
-
-
-def _warnings_into_the_document(undo: ExitStack) -> None:
-    """Under ``--json``, what Python itself would write on stderr goes to the document's ``warnings``:
-    a warning (``warnings.warn``), and a library's log record that no handler takes
-    (``logging.lastResort``). See :func:`report_failure` for why stderr stays empty."""
-    import logging
-    import warnings
-
-    class Noted(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            OUTPUT.warnings.append(f"{record.name}: {record.getMessage()}")
-
-    undo.enter_context(warnings.catch_warnings())  # sets showwarning back on exit
-    warnings.showwarning = lambda message, category, *_: OUTPUT.warnings.append(
-        f"{category.__name__}: {message}"
-    )
-    undo.callback(setattr, logging, "lastResort", logging.lastResort)
-    logging.lastResort = Noted(logging.WARNING)
 
 
 _OUTPUT_CLOSED = "stdout could not be written (closed, or full); nothing else failed"

@@ -8,15 +8,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from .._files import FileTooLarge, read_regular_file
-from ._app import EXIT_ERROR, EXIT_OK, CliError, echo, main, to_json
-
-if TYPE_CHECKING:
-    from .. import contract
+from ..._files import FileTooLarge, read_regular_file
+from .._main import EXIT_ERROR, EXIT_OK, CliError, main
+from .._output import echo
+from .._render import to_json
+from .._render.contract import print_contract_check
 
 __all__: list[str] = []
 
@@ -29,7 +28,7 @@ def contract_group() -> None:
 @contract_group.command()
 def schema() -> None:
     """Print the JSON Schema of the environment ConfigMap's data."""
-    from ..contract import contract_schema
+    from ...contract import contract_schema
 
     echo(json.dumps(contract_schema(), indent=2))
 
@@ -42,7 +41,7 @@ def check(file: str, as_json: bool) -> None:
 
     Exits 0 when it holds the contract, 1 when it does not.
     """
-    from ..contract import MAX_CONFIGMAP_BYTES, check_contract
+    from ...contract import MAX_CONFIGMAP_BYTES, check_contract
 
     source = "<stdin>" if file == "-" else file
     too_large = f"{source}: is larger than {MAX_CONFIGMAP_BYTES} bytes, the most a ConfigMap holds"
@@ -64,7 +63,7 @@ def check(file: str, as_json: bool) -> None:
     if as_json:
         echo(to_json(result))
     else:
-        _print_contract_check(result)
+        print_contract_check(result)
     sys.exit(EXIT_OK if result.valid else EXIT_ERROR)
 
 
@@ -77,17 +76,3 @@ def _read(file: str, limit: int) -> bytes:
     if sys.stdin is None:  # started with fd 0 closed (`<&-`)
         raise ValueError("stdin is closed")
     return sys.stdin.buffer.read(limit + 1)
-
-
-def _print_contract_check(result: contract.ContractCheck) -> None:
-    lines = [f"{result.source}: {problem}" for problem in result.problems]
-    for checked in result.checked:
-        if checked.environment is not None:
-            env = checked.environment
-            lines.append(
-                f"{result.source}: {checked.where}: holds contract {result.contract_version} "
-                f"(environment {env.name}, baseDomain {env.base_domain})"
-            )
-        lines.extend(f"{result.source}: {checked.where}: {problem}" for problem in checked.problems)
-    if lines:
-        echo("\n".join(lines))

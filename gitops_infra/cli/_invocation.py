@@ -1,29 +1,36 @@
-"""What every command shares: the group, the error boundary, the options, and how a result is emitted.
+"""How a command is invoked, and the options commands share.
 
-Imported when the CLI starts, so it imports nothing heavy: the library (``pulumi.automation``, the provider
-SDKs) and rich load when a command runs, as it needs them.
+- :class:`Invocation`: what a command gets, and how it hands a result to a renderer
+  (:meth:`~Invocation.emit`);
+- :func:`command` and :func:`fleet_command`: STACK (or ``--all`` and the fleet's selection), ``--cwd`` and
+  ``--json``, run through the error boundary (``_main.run_command``) to an exit code;
+- the shared options: ``--format``, ``--policy-pack``, ``--create``, ``--lock-wait``, ``--message``, and
+  the checks of a stack name and of a duration.
+
+Imported when a command is looked up, so it imports nothing heavy: the library (``pulumi.automation``, the
+provider SDKs) and rich load when a command runs, as it needs them.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import math
-import signal
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 import click
 
 from .. import automation
-from ..errors import GitOpsInfraError, OperationFailedError, StackNameError
+from ..errors import GitOpsInfraError, StackNameError
 from ..policy import POLICY_PACK
-from ._group import EXIT_ERROR, EXIT_OK, EXIT_PENDING, OUTPUT, CliError, echo, main
-from ._markdown import to_markdown
+from ._main import CliError, run_command
+from ._output import OUTPUT, echo
+from ._render import to_json, to_markdown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,40 +40,22 @@ if TYPE_CHECKING:
     from ._console import CliConsole
 
 __all__ = [
-    "EXIT_ERROR",
-    "EXIT_OK",
-    "EXIT_PENDING",
-    "CliError",
     "Fleet",
     "Invocation",
     "Selection",
-    "changes_line",
     "checked_stack",
     "command",
     "create_option",
-    "echo",
     "fleet_command",
     "formats",
     "lock_wait_option",
-    "main",
     "message_option",
     "policy_packs_option",
+    "positive_duration",
     "selection_options",
-    "to_json",
 ]
 
 _LOG_WIDTH = 1000
-
-
-def to_json(result: Any, *, warnings: list[str] | None = None) -> str:
-    """``result`` as one JSON document; ``warnings`` (what would have been said on stderr) go in it,
-    under ``warnings``, when it is an object."""
-    from ..automation.results import to_jsonable
-
-    document = to_jsonable(result)
-    if warnings and isinstance(document, dict):
-        document = {**document, "warnings": list(warnings)}
-    return json.dumps(document, indent=2, sort_keys=True)
 
 
 @dataclass
@@ -85,7 +74,7 @@ class Invocation:
         """Options for the library call; ``progress`` prints each finished step as it happens."""
         on_event: EventCallback | None = None
         if progress and not (self.json or self.markdown):  # either is the whole of stdout
-            from ._console import StepPrinter
+            from ._render.progress import StepPrinter
 
             on_event = StepPrinter(self.console)
         return automation.StackOptions(work_dir=self.cwd, on_event=on_event, lock_wait=lock_wait)
@@ -299,30 +288,7 @@ def command(
             # A log has no width to fit: never crop a line (rich assumes 80 columns otherwise).
             console.width = _LOG_WIDTH
         invocation = Invocation(stack=stack or "", cwd=cwd, json=as_json, console=console)
-        with automation.cancel_on_signals() as interruption:
-            try:
-                code = fn(invocation, **kwargs)
-                if interruption.signum:  # the engine stopped early but cleanly (`drift --all` goes on)
-                    code = interruption.exit_code
-            except GitOpsInfraError as exc:
-                code = interruption.exit_code if interruption.signum else EXIT_ERROR
-                raise CliError(
-                    type(exc).__name__, str(exc), code, subject=_subject(invocation), details=_details(exc)
-                ) from exc
-            except KeyboardInterrupt:
-                signum = signal.Signals(interruption.signum or signal.SIGINT)
-                raise CliError(
-                    "Interrupted", f"stopped by {signum.name} before it finished", 128 + signum
-                ) from None
-            except Exception:
-                # Whatever a signal broke on its way (`pulumi version`'s probe killed by a Ctrl-C, typed
-                # or passed on, ends in CalledProcessError), the news is the signal, not the breakage.
-                if not interruption.signum:
-                    raise
-                by = signal.Signals(interruption.signum).name
-                raise CliError(
-                    "Interrupted", f"stopped by {by} before it finished", interruption.exit_code
-                ) from None
+        code = run_command(lambda: fn(invocation, **kwargs), stack=invocation.stack, cwd=cwd)
         if invocation.output_lost:
             name = click.get_current_context().info_name
             raise CliError(
@@ -335,28 +301,6 @@ def command(
     if not stack:
         return functools.wraps(wrapper)(lambda **kwargs: wrapper(stack=None, **kwargs))
     return click.argument("stack", required=stack_required, callback=checked_stack)(wrapper)
-
-
-def _details(exc: GitOpsInfraError) -> dict[str, Any]:
-    """What ``exc`` carries for the JSON error document beside its message: a failed destroy's sweeps,
-    keyed as in a destroy's result."""
-    if not (isinstance(exc, OperationFailedError) and exc.sweeps):
-        return {}
-    from ..automation.results import to_jsonable
-
-    return {"sweeps": to_jsonable(exc.sweeps)}
-
-
-def _subject(invocation: Invocation) -> dict[str, str]:
-    """``{"stack": ..., "project": ...}`` for a command on one stack, as far as they can be told."""
-    if not invocation.stack:
-        return {}
-    from ..automation._project import Project
-
-    try:
-        return {"stack": invocation.stack, "project": Project.find(invocation.cwd).name}
-    except GitOpsInfraError:  # no project there, or no name: the stack alone
-        return {"stack": invocation.stack}
 
 
 def _checked_policy_packs(
@@ -401,6 +345,21 @@ lock_wait_option = click.option(
 message_option = click.option("--message", "-m", help="The update's message in the stack history.")
 
 
+def positive_duration(_ctx: click.Context, _param: click.Parameter, value: str | None) -> timedelta | None:
+    """A Go duration (``90s``, ``10m``, ``24h``) longer than nothing, or None when the option is not given."""
+    from ..checks import parse_duration
+
+    if value is None:
+        return None
+    try:
+        age = parse_duration(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    if age <= timedelta(0):
+        raise click.BadParameter(f"{value!r} is not a positive duration")
+    return age
+
+
 def formats(fn: Callable[..., int]) -> Callable[..., int]:
     """``--format text|markdown``: Markdown is for a pull request comment or a CI job summary."""
 
@@ -420,15 +379,3 @@ def formats(fn: Callable[..., int]) -> Callable[..., int]:
         return fn(invocation, **kwargs)
 
     return wrapper
-
-
-_DONE = {"create": "created", "update": "updated", "delete": "deleted", "replace": "replaced"}
-
-
-def changes_line(changes: dict[str, int], *, applied: bool = False) -> str:
-    def phrase(op: str, count: int) -> str:
-        if op == "same":
-            return f"{count} unchanged"
-        return f"{count} {_DONE.get(op, op)}" if applied else f"{count} to {op}"
-
-    return ", ".join(phrase(op, count) for op, count in sorted(changes.items())) or "no resources"

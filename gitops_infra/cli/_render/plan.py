@@ -1,64 +1,22 @@
-"""``gitops-infra plan``: the offline plan of a stack, as a resource tree, JSON or Markdown.
-
-The text and Markdown renderings of a plan sit here, beside the command.
-"""
+"""The offline plan (``plan``): a resource tree on a terminal, a table of counts and every resource's
+inputs in Markdown."""
 
 from __future__ import annotations
 
-import gc
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .. import automation
-from ._app import EXIT_OK, Invocation, command, formats, main
-from ._group import end_without_teardown
-from ._markdown import cell, code, details, escape, table
+from .markdown import cell, code, details, escape, table
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.tree import Tree
 
-__all__ = ["plan_markdown"]
+    from ... import automation
 
-
-@main.command()
-@command
-@formats
-def plan(invocation: Invocation) -> int:
-    """Run STACK's program offline under mocks and print the resources it would create.
-
-    Needs no engine, cloud, credentials or passphrase.
-    """
-    from ..config import plan_config
-
-    with _collector_paused():
-        result = automation.offline_plan(
-            invocation.stack, options=invocation.options(), config_step=plan_config
-        )
-        invocation.emit(result, lambda out: _print_plan(out, result))
-    end_without_teardown()
-    return EXIT_OK
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while the plan runs, and as it was afterwards.
-
-    The plan imports the provider SDKs (some 250,000 objects, which live until the process exits), and
-    the collector would scan them again each time the heap grows by a quarter, freeing nothing: on
-    ``plan dev`` that was a third of the CPU time (2.36 s to 1.60 s), with the same peak memory (148 MB).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
+__all__ = ["plan_markdown", "print_plan"]
 
 _KEY_INPUTS_SHOWN = 4
 _VALUE_WIDTH = 48
@@ -83,7 +41,7 @@ def _key_inputs(inputs: Mapping[str, Any]) -> str:
     return "  ".join(shown)
 
 
-def _print_plan(out: Console, result: automation.Plan) -> None:
+def print_plan(out: Console, result: automation.Plan) -> None:
     out.print(f"Offline plan of stack {result.stack} ({result.project}): {len(result.resources)} resources")
     out.print(result.note)
     if result.placeholders:
@@ -112,7 +70,7 @@ def _print_plan(out: Console, result: automation.Plan) -> None:
 
 def plan_markdown(result: automation.Plan) -> str:
     """A plan as Markdown: the note and the counts by type, then every resource and its inputs folded."""
-    from ..automation.plan import NOTE
+    from ...automation.plan import NOTE
 
     by_type = Counter(r.type for r in result.resources)
     lines = [

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import GitOpsInfraError
-from ._app import CliError, main
+from ...errors import GitOpsInfraError
+from .._main import CliError, main
 
 __all__: list[str] = []
 
@@ -43,7 +43,7 @@ def local_down(cwd: Path | None) -> None:
 
 def _run(action: str, cwd: Path | None) -> None:
     try:
-        from ..local import demo
+        from ...local import demo
 
         (demo.up if action == "up" else demo.down)(cwd or Path.cwd())
     except GitOpsInfraError as exc:  # the `local` extra is missing, above all

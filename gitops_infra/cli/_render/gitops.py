@@ -1,0 +1,76 @@
+"""The GitOps layer (Flux's sources and syncs, and their problems), as ``drift``, ``status`` and a
+promotion's evidence show it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .escape import one_line
+from .markdown import Plain, code, table, word
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ... import automation
+
+__all__ = ["gitops_markdown", "gitops_outcome", "print_gitops"]
+
+
+def gitops_outcome(layer: automation.GitOpsReport | None, *, checked: bool = True) -> str:
+    """The GitOps layer in a few words: ``healthy``, ``N problem(s)``, ``unreachable``, ``no Flux``."""
+    if not checked:
+        return "gitops not checked"
+    if layer is None:
+        return "gitops: no Flux in this stack"
+    if layer.error is not None:
+        return "gitops: the cluster could not be read"
+    if layer.healthy:
+        return "gitops: healthy"
+    return f"gitops: {len(layer.problems)} problem(s)"
+
+
+def print_gitops(
+    out: Console, layer: automation.GitOpsReport | None, *, checked: bool = True, indent: str = ""
+) -> None:
+    if layer is None:  # a stack without Flux has no GitOps section
+        if not checked:
+            out.print(indent + gitops_outcome(layer, checked=checked))
+        return
+    out.print(indent + gitops_outcome(layer))
+    if layer.healthy:
+        for source in layer.sources:
+            out.print(f"{indent}  " + one_line(f"{source.shown} at {source.revision}"))
+        for sync in layer.syncs:
+            out.print(f"{indent}  " + one_line(f"{sync.shown} applied {sync.applied_revision}"))
+    for problem in layer.problems:
+        # One line each: Flux's messages quote files from git, and a newline in one would forge a line.
+        out.print(f"{indent}  {one_line(problem)}")
+
+
+def _flux_rows(layer: automation.GitOpsReport) -> list[tuple[Any, ...]]:
+    """A row per Flux object: a source with its revision, a sync with the one it applied, others bare."""
+    revisions: list[tuple[automation.FluxStatus, str | None]] = [
+        *((s, s.revision) for s in layer.sources),
+        *((s, s.applied_revision) for s in layer.syncs),
+        *((s, None) for s in layer.failing),
+    ]
+    return [
+        (
+            word(s.kind),  # the cluster's word, or a report's: any text at all
+            f"{s.namespace}/{s.name}",
+            Plain({True: "yes", False: "no", None: "not yet"}[s.ready]),
+            Plain("yes" if s.suspended else "no"),
+            revision if revision else Plain(""),
+        )
+        for s, revision in revisions
+    ]
+
+
+def gitops_markdown(layer: automation.GitOpsReport) -> list[str]:
+    """The GitOps layer as Markdown lines: its outcome, each problem in Flux's words, and the objects."""
+    lines = [f"#### GitOps layer: {gitops_outcome(layer).removeprefix('gitops: ')}", ""]
+    if layer.problems:
+        lines += [*(f"- {code(problem)}" for problem in layer.problems), ""]
+    if layer.error is None:
+        lines += table(["kind", "object", "ready", "suspended", "revision"], _flux_rows(layer))
+    return lines
