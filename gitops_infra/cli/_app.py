@@ -28,7 +28,7 @@ from ._markdown import to_markdown
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..automation.inventory import FleetStack, Shard
+    from ..automation.fleet.inventory import FleetStack, Shard
     from ..automation.options import EventCallback
     from ._console import CliConsole
 
@@ -147,7 +147,7 @@ def checked_stack(_ctx: click.Context, _param: click.Parameter, value: str | Non
 
 
 def _checked_selector(_ctx: click.Context, _param: click.Parameter, value: str | None) -> dict[str, str]:
-    from ..automation.inventory import parse_selector
+    from ..automation.fleet.inventory import parse_selector
 
     try:
         return parse_selector(value)
@@ -156,7 +156,7 @@ def _checked_selector(_ctx: click.Context, _param: click.Parameter, value: str |
 
 
 def _checked_shard(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Shard | None:
-    from ..automation.inventory import Shard
+    from ..automation.fleet.inventory import Shard
 
     try:
         return Shard.parse(value) if value is not None else None
@@ -181,7 +181,7 @@ class Selection:
 
         ``strict=False`` keeps a stack whose file cannot be read, with its problems (``fleet_stacks``).
         """
-        from ..automation.inventory import fleet_stacks, project_here
+        from ..automation.fleet.inventory import fleet_stacks, project_here
 
         projects = self.projects or (project_here(cwd),)
         found = fleet_stacks(projects, selector=self.selector, wave=self.wave, strict=strict)
@@ -351,7 +351,7 @@ def _subject(invocation: Invocation) -> dict[str, str]:
     """``{"stack": ..., "project": ...}`` for a command on one stack, as far as they can be told."""
     if not invocation.stack:
         return {}
-    from ..automation._project import Project
+    from ..automation._state.project import Project
 
     try:
         return {"stack": invocation.stack, "project": Project.find(invocation.cwd).name}
