@@ -34,7 +34,7 @@ from .options import StackOptions
 from .results.plan import COMPUTED, Plan, PlannedResource
 from .stack_name import StackName, parse_stack_name
 
-__all__ = ["COMPUTED", "PLACEHOLDER", "ConfigStep", "Plan", "PlannedResource", "offline_plan"]
+__all__ = ["PLACEHOLDER", "ConfigStep", "offline_plan"]
 
 PLACEHOLDER = SECRET
 """The value a secret the plan cannot read is planned with: the marker itself, and kept secret.

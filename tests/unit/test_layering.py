@@ -18,7 +18,8 @@
   enum such a result holds, is defined in a ``results`` module: ``automation/results/`` or
   ``automation/fleet/results.py``. What an operation takes (``INPUTS``) lives where it is parsed.
 
-Each rule is a function of a module's source, so the rules are also shown to catch what they forbid.
+Each rule is a function of a module's source (the results rule: of the types the operations' hints name),
+so the rules are also shown to catch what they forbid, on sources and types made to break them.
 """
 
 from __future__ import annotations
