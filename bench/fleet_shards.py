@@ -34,8 +34,8 @@ from typing import Any
 import yaml
 
 from gitops_infra.automation import StackOptions, detect_drift_all
-from gitops_infra.automation.inventory import Shard, fleet_stacks
-from gitops_infra.automation.reports import merge_drift_reports
+from gitops_infra.automation.fleet.inventory import Shard, fleet_stacks
+from gitops_infra.automation.fleet.reports import merge_drift_reports
 from gitops_infra.automation.results import to_jsonable
 from tests.support import without_times
 

@@ -21,7 +21,7 @@ import argparse
 import math
 from dataclasses import dataclass
 
-from gitops_infra.automation.inventory import shard_index
+from gitops_infra.automation.fleet.inventory import shard_index
 
 GITHUB_MAX_JOBS = 256
 JOB_LIMIT_S = 6 * 3600

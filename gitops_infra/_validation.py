@@ -1,7 +1,7 @@
 """Pydantic's validation errors as our problem lines: ``<key path>: <what was expected>``.
 
 One reading for the stack config (:mod:`gitops_infra.config`) and the fleet section
-(:mod:`gitops_infra.automation.inventory`): a key path from the error's location, and a message that
+(:mod:`gitops_infra.automation.fleet.inventory`): a key path from the error's location, and a message that
 never echoes the input value. No Pulumi import: the fleet commands read hundreds of stack files with it.
 """
 

@@ -2,14 +2,36 @@
 
 A thin wrapper over ``pulumi.automation``: each function takes a stack name and options, runs the real
 engine, and returns a frozen result; every failure is a :class:`~gitops_infra.errors.GitOpsInfraError`.
+``__all__`` below is the API.
 
-The public modules are the operations, one concept each (``operations``: preview, up, refresh, history;
-``drift``, ``rollback``, ``promotion``, ``teardown``, ``fleet``, ``recovery``, ``plan``, ``signals``), the
-fleet's ``inventory``, their ``results`` and ``options``. No module is named after a function it exports:
-importing it would replace the function on the package. The modules with a leading ``_`` are plumbing: the
-engine boundary (``_engine``), the resolved target (``_target``), the shared engine work (``_work``), the
-files Pulumi keeps (``_stack_files``, ``_file_backend``, ``_project``), git, processes, and the one door
-to Pulumi's internals (``_compat``). ``__all__`` below is the API.
+The top level is what a user calls, one concept a module:
+
+- the operations on one stack: ``operations`` (preview, up, refresh, history), ``drift``,
+  ``stack_status``, ``plan`` (the offline plan), ``promotion``, ``rollback``, ``teardown`` (destroy),
+  ``recovery``, and ``signals`` (a clean cancel);
+- what they take and return: ``options``, ``stack_name``, ``results``;
+- ``fleet/``: many stacks at once (the inventory, the fleet-wide operations, CI runners, merged reports).
+
+No module is named after a name its package exports (``stack_status``, not ``status``; ``teardown``, not
+``destroy``): importing the module would put it in the function's place on the package.
+
+The plumbing is private, in three folders named by their job:
+
+- ``_engine/`` runs the engine: the command runner and its one error boundary, streamed commands, a
+  program under mocks, and ``compat``, the one door to Pulumi's internals;
+- ``_state/`` reads what Pulumi keeps on disk: the project and stack files, the backend and its files,
+  the history, git, and the resolved target;
+- ``_cluster/`` reaches the cluster a stack made: kube access, the GitOps layer's read, the drain before a
+  destroy, the AWS sweep after it.
+
+One rule for result types: every frozen type an operation returns, and every type such a result holds,
+lives in the ``results`` module of its package: :mod:`gitops_infra.automation.results` (a module for each
+job) for one stack, :mod:`gitops_infra.automation.fleet.results` for the fleet. What an operation takes
+(``StackOptions``, ``StackName``, the inventory's ``FleetStack`` and ``Shard``) lives where it is parsed.
+
+This layer runs any Pulumi project: it imports neither ``gitops_infra.config`` nor the components, not
+even inside a function. What a program needs of its config is the program's to hand over
+(``offline_plan(config_step=...)``).
 
 Example::
 
@@ -26,32 +48,39 @@ from typing import TYPE_CHECKING
 from gitops_infra._lazy import exports
 
 if TYPE_CHECKING:
-    from ._stack_name import StackName, parse_stack_name
     from .drift import detect_drift
     from .fleet import (
         DriftCause,
         FleetDrift,
         FleetPreview,
+        FleetSpec,
+        FleetStack,
+        Matrix,
+        MatrixEntry,
+        Operation,
+        Shard,
         StackDrift,
         StackError,
-        StackLock,
         StackPreview,
-        StackStatus,
+        changed_since,
         detect_drift_all,
+        fleet_matrix,
+        fleet_stacks,
+        indexed_job,
+        merge_drift_reports,
+        parse_selector,
         preview_all,
         project_stacks,
-        status,
         status_all,
     )
-    from .inventory import FleetSpec, FleetStack, Shard, fleet_stacks, parse_selector
     from .operations import history, preview, refresh, up
     from .options import DEFAULT_PARALLEL, PREVIOUS, EventCallback, StackOptions
-    from .plan import COMPUTED, ConfigStep, Plan, PlannedResource, offline_plan
-    from .promotion import PromotionEvidence, PromotionResult, promote, require_promoted
-    from .recovery import RecoverResult, recover
-    from .reports import merge_drift_reports
+    from .plan import ConfigStep, offline_plan
+    from .promotion import promote, require_promoted
+    from .recovery import recover
     from .results import (
         ALL_LAYERS,
+        COMPUTED,
         SECRET,
         Deployment,
         DeploymentKind,
@@ -69,55 +98,51 @@ if TYPE_CHECKING:
         KubeObject,
         Layer,
         Orphan,
+        Plan,
+        PlannedResource,
         PreviewResult,
+        PromotionEvidence,
+        PromotionResult,
         PropertyDiff,
+        RecoverResult,
         RefreshResult,
+        StackLock,
+        StackStatus,
         Step,
         SweepResult,
         UpResult,
     )
     from .rollback import rollback_to_commit
-    from .runners import Matrix, MatrixEntry, Operation, changed_since, fleet_matrix, indexed_job
     from .signals import Interruption, cancel_on_signals
+    from .stack_name import StackName, parse_stack_name
+    from .stack_status import status
     from .teardown import DEFAULT_DRAIN_TIMEOUT, destroy
 
 _EXPORTS = {
-    "gitops_infra.automation._stack_name": (
-        "StackName",
-        "parse_stack_name",
-    ),
-    "gitops_infra.automation.teardown": ("DEFAULT_DRAIN_TIMEOUT", "destroy"),
     "gitops_infra.automation.drift": ("detect_drift",),
     "gitops_infra.automation.fleet": (
         "DriftCause",
         "FleetDrift",
         "FleetPreview",
-        "StackDrift",
-        "StackError",
-        "StackLock",
-        "StackPreview",
-        "StackStatus",
-        "detect_drift_all",
-        "preview_all",
-        "project_stacks",
-        "status",
-        "status_all",
-    ),
-    "gitops_infra.automation.reports": ("merge_drift_reports",),
-    "gitops_infra.automation.runners": (
+        "FleetSpec",
+        "FleetStack",
         "Matrix",
         "MatrixEntry",
         "Operation",
-        "changed_since",
-        "fleet_matrix",
-        "indexed_job",
-    ),
-    "gitops_infra.automation.inventory": (
-        "FleetSpec",
-        "FleetStack",
         "Shard",
+        "StackDrift",
+        "StackError",
+        "StackPreview",
+        "changed_since",
+        "detect_drift_all",
+        "fleet_matrix",
         "fleet_stacks",
+        "indexed_job",
+        "merge_drift_reports",
         "parse_selector",
+        "preview_all",
+        "project_stacks",
+        "status_all",
     ),
     "gitops_infra.automation.operations": (
         "history",
@@ -127,39 +152,31 @@ _EXPORTS = {
     ),
     "gitops_infra.automation.options": (
         "DEFAULT_PARALLEL",
-        "PREVIOUS",
         "EventCallback",
+        "PREVIOUS",
         "StackOptions",
     ),
     "gitops_infra.automation.plan": (
-        "COMPUTED",
         "ConfigStep",
-        "Plan",
-        "PlannedResource",
         "offline_plan",
     ),
     "gitops_infra.automation.promotion": (
-        "PromotionEvidence",
-        "PromotionResult",
         "promote",
         "require_promoted",
     ),
-    "gitops_infra.automation.recovery": (
-        "RecoverResult",
-        "recover",
-    ),
+    "gitops_infra.automation.recovery": ("recover",),
     "gitops_infra.automation.results": (
         "ALL_LAYERS",
-        "SECRET",
+        "COMPUTED",
         "Deployment",
         "DeploymentKind",
         "DeploymentResult",
         "DestroyPreview",
         "DestroyResult",
         "DrainResult",
-        "DriftedResource",
         "DriftKind",
         "DriftReport",
+        "DriftedResource",
         "FluxStatus",
         "GitOpsReport",
         "GitOpsSource",
@@ -167,9 +184,17 @@ _EXPORTS = {
         "KubeObject",
         "Layer",
         "Orphan",
+        "Plan",
+        "PlannedResource",
         "PreviewResult",
+        "PromotionEvidence",
+        "PromotionResult",
         "PropertyDiff",
+        "RecoverResult",
         "RefreshResult",
+        "SECRET",
+        "StackLock",
+        "StackStatus",
         "Step",
         "SweepResult",
         "UpResult",
@@ -178,6 +203,15 @@ _EXPORTS = {
     "gitops_infra.automation.signals": (
         "Interruption",
         "cancel_on_signals",
+    ),
+    "gitops_infra.automation.stack_name": (
+        "StackName",
+        "parse_stack_name",
+    ),
+    "gitops_infra.automation.stack_status": ("status",),
+    "gitops_infra.automation.teardown": (
+        "DEFAULT_DRAIN_TIMEOUT",
+        "destroy",
     ),
 }
 

@@ -1,7 +1,7 @@
 """Drift detection in both layers, writing nothing.
 
 The IaC layer is a refresh preview that compares every resource with the state Pulumi recorded. The
-GitOps layer (:mod:`~gitops_infra.automation.gitops`) is what Flux reports of the cluster the stack
+GitOps layer (:mod:`~gitops_infra.automation._cluster.gitops`) is what Flux reports of the cluster the stack
 made: whether its source and its sync are Ready, current and not suspended.
 """
 
@@ -17,22 +17,15 @@ from pulumi import automation as auto
 
 from ..checks import RECONCILE_REQUEST_ANNOTATION
 from ..errors import ArgumentError, StackLockedError
-from ._engine import EngineEvents, run_engine
-from ._streamed import run_preview
-from ._target import StackTarget
-from ._wire import is_secret_payload, masked
-from .gitops import read_gitops
+from ..redaction import SECRET
+from ._cluster.gitops import read_gitops
+from ._engine.runner import EngineEvents, run_engine
+from ._engine.streamed import run_preview
+from ._engine.wire import is_secret_payload, masked
+from ._state.target import StackTarget
 from .options import StackOptions
-from .results import (
-    ALL_LAYERS,
-    SECRET,
-    DriftedResource,
-    DriftKind,
-    DriftReport,
-    GitOpsReport,
-    Layer,
-    PropertyDiff,
-)
+from .results.drift import ALL_LAYERS, DriftedResource, DriftKind, DriftReport, Layer, PropertyDiff
+from .results.gitops import GitOpsReport
 
 __all__ = ["detect_drift"]
 

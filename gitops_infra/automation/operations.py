@@ -1,7 +1,7 @@
 """The stack operations: ``preview``, ``up``, ``refresh`` and ``history``.
 
 Each takes a stack name, a :class:`~gitops_infra.automation.StackOptions` and a few keywords of its
-own, runs the real engine through :mod:`gitops_infra.automation._engine`, and returns a frozen result.
+own, runs the real engine through :mod:`gitops_infra.automation._engine.runner`, and returns a frozen result.
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from pulumi import automation as auto
 
 from ..policy import resolve_policy_packs
-from ._engine import EngineEvents, run_engine
-from ._streamed import message_flags, policy_flags, run_command
-from ._target import StackTarget
-from ._work import deployments, preview_work, recorded, up_work
+from ._engine.runner import EngineEvents, run_engine
+from ._engine.streamed import message_flags, policy_flags, run_command
+from ._engine.work import preview_work, recorded, up_work
+from ._state.history import deployments
+from ._state.target import StackTarget
 from .options import StackOptions
 from .promotion import require_promoted_on
-from .results import Deployment, PreviewResult, RefreshResult, UpResult
+from .results.deployments import Deployment, PreviewResult, RefreshResult, UpResult
 
 __all__ = ["history", "preview", "refresh", "up"]
 

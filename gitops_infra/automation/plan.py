@@ -18,7 +18,6 @@ import datetime
 import json
 import runpy
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +26,15 @@ from pulumi.runtime import MockCallArgs, MockResourceArgs
 
 from ..errors import ConfigError, OperationFailedError, StackNotFoundError
 from ..redaction import SECRET
-from ._compat import UNKNOWN, root_exports
-from ._recording import COMPUTED, Graph, run_mocked
-from ._stack_files import read_mapping
-from ._stack_name import StackName, parse_stack_name
-from ._target import Project
+from ._engine.compat import UNKNOWN, root_exports
+from ._engine.recording import Graph, run_mocked
+from ._state.stack_files import read_mapping
+from ._state.target import Project
 from .options import StackOptions
+from .results.plan import COMPUTED, Plan, PlannedResource
+from .stack_name import StackName, parse_stack_name
 
-__all__ = ["COMPUTED", "PLACEHOLDER", "ConfigStep", "Plan", "PlannedResource", "offline_plan"]
+__all__ = ["PLACEHOLDER", "ConfigStep", "offline_plan"]
 
 PLACEHOLDER = SECRET
 """The value a secret the plan cannot read is planned with: the marker itself, and kept secret.
@@ -44,43 +44,6 @@ A config step plans a secret it needs with ``{"secure": PLACEHOLDER}``, the stac
 ConfigStep = Callable[[Mapping[str, Any], str, str], Mapping[str, Any]]
 """``step(config, project, stack)``: the stack file's config (keys ``<namespace>:<key>``, plain data) for
 ``stack`` of ``project``, checked and completed for the program; raise ``ConfigError`` to refuse it."""
-
-NOTE = (
-    "Offline plan: the program ran under mocks, so nothing was created and values only the cloud can "
-    f"compute (IDs, ARNs, endpoints, generated keys) are unknown, shown as {COMPUTED}. "
-    f"Secrets are shown as {SECRET}."
-)
-
-
-@dataclass(frozen=True)
-class PlannedResource:
-    """A resource the program would register; ``inputs`` have secrets redacted."""
-
-    type: str
-    name: str
-    urn: str
-    parent: str | None
-    """The parent's URN, or ``None`` for a resource directly under the stack."""
-    custom: bool
-    inputs: Mapping[str, Any]
-    depends_on: tuple[str, ...]
-    """Every URN this resource waits for on create (and that waits for it on delete): its explicit
-    ``depends_on`` and the resources its inputs come from, as the engine records ``dependencies``."""
-    property_dependencies: Mapping[str, tuple[str, ...]]
-    """For each input, the URNs of the resources its value comes from."""
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What the stack program would create, recorded without an engine."""
-
-    stack: str
-    project: str
-    resources: tuple[PlannedResource, ...]
-    outputs: Mapping[str, Any]
-    placeholders: tuple[str, ...]
-    """Secret config keys planned with a placeholder: ``secure:`` ones, and required ones not set."""
-    note: str = NOTE
 
 
 class _EchoMocks(pulumi.runtime.Mocks):

@@ -8,49 +8,31 @@ have a successful update on the source stack.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from ..checks import format_duration
 from ..errors import ArgumentError, PromotionError
-from ._engine import run_engine
-from ._git import head_commit, repo_root, uncommitted
-from ._target import StackTarget
-from ._work import deployments, up_work
+from ._cluster.gitops import read_gitops
+from ._engine.runner import run_engine
+from ._engine.work import up_work
+from ._state.git import head_commit, repo_root, uncommitted
+from ._state.history import deployments
+from ._state.target import StackTarget
 from .drift import detect_drift
-from .gitops import read_gitops
 from .options import StackOptions
-from .results import Deployment, DeploymentKind, DeploymentResult, GitOpsReport, Layer, UpResult
+from .results.deployments import (
+    Deployment,
+    DeploymentKind,
+    DeploymentResult,
+    PromotionEvidence,
+    PromotionResult,
+)
+from .results.drift import Layer
+from .results.gitops import GitOpsReport
 from .rollback import checked_out
 
-__all__ = ["PromotionEvidence", "PromotionResult", "promote", "require_promoted", "require_promoted_on"]
-
-
-@dataclass(frozen=True)
-class PromotionEvidence:
-    """What a promotion checked on the source stack before it deployed, as it found it."""
-
-    source: str
-    commit: str
-    """The commit of the source's last successful update: what was promoted."""
-    version: int
-    updated_at: datetime | None
-    """When that update ended."""
-    age_seconds: float | None
-    """How long before the check that was."""
-    max_age_seconds: float | None = None
-    """``max_age``, when it was required."""
-    drift: bool | None = None
-    """The source's IaC drift, when ``require_no_drift`` asked for it (``None``: not checked)."""
-    gitops: GitOpsReport | None = None
-    """The source's GitOps layer, when ``require_healthy`` asked for it: Flux's revisions and Ready states."""
-
-
-@dataclass(frozen=True)
-class PromotionResult(UpResult):
-    """A promotion's update, with the evidence it was allowed on."""
-
-    evidence: PromotionEvidence | None = None
+__all__ = ["promote", "require_promoted", "require_promoted_on"]
 
 
 def require_promoted(stack: str, source: str, *, options: StackOptions | None = None) -> str:

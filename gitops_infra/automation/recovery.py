@@ -22,42 +22,21 @@ The next ``up`` then converges: it creates what is missing and changes what diff
 from __future__ import annotations
 
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 
 from pulumi import automation as auto
 
 from ..errors import CheckpointError, StackLockedError
-from ._engine import EngineEvents, run_engine
-from ._file_backend import FileBackendStack, checkpoint_problem
-from ._processes import alive_here, leftover_plugins
-from ._streamed import message_flags, run_command
-from ._target import StackTarget
+from ._engine.processes import alive_here, leftover_plugins
+from ._engine.runner import EngineEvents, run_engine
+from ._engine.streamed import message_flags, run_command
+from ._state.file_backend import FileBackendStack, checkpoint_problem
+from ._state.target import StackTarget
 from .options import StackOptions
+from .results.status import RecoverResult
 from .rollback import remove_stale_worktrees, rollback_worktrees
 
-__all__ = ["RecoverResult", "recover"]
-
-
-@dataclass(frozen=True)
-class RecoverResult:
-    """What ``recover`` found and cleared."""
-
-    stack: str
-    stale_lock: str | None
-    """Who held the lock that was cleared (file backends say ``user@host pid N``), or ``None``."""
-    pending: tuple[str, ...]
-    """The pending operations the dead update left, as ``<type> <urn>``."""
-    changes: dict[str, int]
-    """What the refresh found (``same``, ``update``, ``delete``)."""
-    removed_worktrees: tuple[str, ...] = ()
-    """Rollback worktrees a killed rollback left, now removed."""
-    restored_checkpoint: str | None = None
-    """The history checkpoint put in place of an unreadable one, or ``None``."""
-    broken_checkpoint_kept_at: str | None = None
-    """Where the unreadable checkpoint was kept, or ``None``."""
-    damaged_locks: tuple[str, ...] = ()
-    """Lock files that named no holder (empty, cut short), now removed: ``<path> <what was wrong>``."""
+__all__ = ["recover"]
 
 
 def _pending(stack: auto.Stack) -> tuple[str, ...]:

@@ -19,14 +19,15 @@ from pathlib import Path
 from typing import Literal, overload
 
 from ..errors import CommitNotFoundError, GitError
-from ._engine import run_engine
-from ._git import has_commit, repo_root, resolve_commit, run_git, shallow_hint
-from ._processes import alive_here, used_as_cwd
-from ._stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings
-from ._target import Project, StackTarget
-from ._work import deployments, preview_work, up_work
+from ._engine.processes import alive_here, used_as_cwd
+from ._engine.runner import run_engine
+from ._engine.work import preview_work, up_work
+from ._state.git import has_commit, repo_root, resolve_commit, run_git, shallow_hint
+from ._state.history import deployments
+from ._state.stack_files import PROJECT_FILE, SETTINGS_EXTENSIONS, find_settings
+from ._state.target import Project, StackTarget
 from .options import PREVIOUS, StackOptions
-from .results import DeploymentKind, DeploymentResult, PreviewResult, UpResult
+from .results.deployments import DeploymentKind, DeploymentResult, PreviewResult, UpResult
 
 __all__ = [
     "PREVIOUS",

@@ -3,9 +3,10 @@
 The stack itself, its config and its history stay, as with ``pulumi destroy``: a later ``up`` builds it
 again, and ``history`` shows the destroy with the commit it ran from.
 
-A stack that made its cluster is drained first (``_drain``: what Flux applied that made AWS resources
-goes while the controllers that delete them still run), and swept after, whether the destroy succeeded
-or failed (``_sweep``: what AWS still holds tagged for the cluster is reported, never deleted).
+A stack that made its cluster is drained first (``_cluster/drain.py``: what Flux applied that made AWS
+resources goes while the controllers that delete them still run), and swept after, whether the destroy
+succeeded or failed (``_cluster/sweep.py``: what AWS still holds tagged for the cluster is reported,
+never deleted).
 """
 
 from __future__ import annotations
@@ -21,15 +22,15 @@ from pulumi import automation as auto
 
 from ..checks import PROD_ENVIRONMENTS
 from ..errors import ArgumentError, ConfigError, ConfirmationRequiredError, OperationFailedError
-from ._drain import DEFAULT_DRAIN_TIMEOUT, DrainCallback, drain_clusters, owned_clusters
-from ._engine import EngineEvents, locked_error, run_engine
-from ._kube import decrypted_state, plain
-from ._streamed import message_flags, run_command
-from ._sweep import AssumedRole, sweep  # boto3 itself loads only when a sweep runs
-from ._target import StackTarget
-from ._work import preview_work, recorded
+from ._cluster.drain import DEFAULT_DRAIN_TIMEOUT, DrainCallback, drain_clusters, owned_clusters
+from ._cluster.kube import decrypted_state, plain
+from ._cluster.sweep import AssumedRole, sweep  # boto3 itself loads only when a sweep runs
+from ._engine.runner import EngineEvents, locked_error, run_engine
+from ._engine.streamed import message_flags, run_command
+from ._engine.work import preview_work, recorded
+from ._state.target import StackTarget
 from .options import StackOptions
-from .results import DestroyPreview, DestroyResult, DrainResult, SweepResult
+from .results.teardown import DestroyPreview, DestroyResult, DrainResult, SweepResult
 from .signals import interrupted
 
 __all__ = ["DEFAULT_DRAIN_TIMEOUT", "destroy", "prod_environment"]
@@ -282,7 +283,7 @@ def destroy(
     otherwise ``ConfirmationRequiredError`` is raised before anything runs. A ``confirm`` that names
     another stack is refused for any stack. A preview needs no confirmation.
 
-    A stack that made its cluster is drained first, within ``drain_timeout`` seconds (see ``_drain``):
+    A stack that made its cluster is drained first, within ``drain_timeout`` seconds (``_cluster/drain.py``):
     Flux suspended, then its Ingresses and Gateways, LoadBalancer Services, what mounts its
     PersistentVolumeClaims, the claims, and Karpenter's NodePools, NodeClaims and EC2NodeClasses deleted
     and gone, so that the controllers that made AWS resources for them delete those. When the

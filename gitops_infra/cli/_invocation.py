@@ -35,7 +35,7 @@ from ._render import to_json, to_markdown
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..automation.inventory import FleetStack, Shard
+    from ..automation.fleet.inventory import FleetStack, Shard
     from ..automation.options import EventCallback
     from ._console import CliConsole
 
@@ -136,7 +136,7 @@ def checked_stack(_ctx: click.Context, _param: click.Parameter, value: str | Non
 
 
 def _checked_selector(_ctx: click.Context, _param: click.Parameter, value: str | None) -> dict[str, str]:
-    from ..automation.inventory import parse_selector
+    from ..automation.fleet.inventory import parse_selector
 
     try:
         return parse_selector(value)
@@ -145,7 +145,7 @@ def _checked_selector(_ctx: click.Context, _param: click.Parameter, value: str |
 
 
 def _checked_shard(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Shard | None:
-    from ..automation.inventory import Shard
+    from ..automation.fleet.inventory import Shard
 
     try:
         return Shard.parse(value) if value is not None else None
@@ -170,7 +170,7 @@ class Selection:
 
         ``strict=False`` keeps a stack whose file cannot be read, with its problems (``fleet_stacks``).
         """
-        from ..automation.inventory import fleet_stacks, project_here
+        from ..automation.fleet.inventory import fleet_stacks, project_here
 
         projects = self.projects or (project_here(cwd),)
         found = fleet_stacks(projects, selector=self.selector, wave=self.wave, strict=strict)

@@ -172,7 +172,7 @@ def _subject(stack: str, cwd: Path | None) -> dict[str, str]:
     """``{"stack": ..., "project": ...}`` for a command on one stack, as far as they can be told."""
     if not stack:
         return {}
-    from ..automation._project import Project
+    from ..automation._state.project import Project
     from ..errors import GitOpsInfraError
 
     try:

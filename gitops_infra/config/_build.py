@@ -132,7 +132,7 @@ def build(
     if values.get(checks.FLEET_SECTION) is not None:
         # The fleet's own model, only for a stack that has the section: a plan of one that has not
         # imports none of the fleet's code.
-        from gitops_infra.automation.inventory import fleet_spec
+        from gitops_infra.automation.fleet.inventory import fleet_spec
 
         problems.extend(fleet_spec(values[checks.FLEET_SECTION])[1])
     problems.extend(f"{PROJECT}:{key}: unknown key" for key in values if key not in known)

@@ -25,7 +25,7 @@ from kubernetes.client.exceptions import ApiException
 from pulumi import automation as auto
 
 from gitops_infra.automation import Layer, detect_drift, status, up
-from gitops_infra.automation._compat import SECRET_SIG, SECRET_SIG_KEY
+from gitops_infra.automation._engine.compat import SECRET_SIG, SECRET_SIG_KEY
 from gitops_infra.components.flux import FLUX_SYNC_NAME
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster, free_port
 

@@ -15,7 +15,7 @@ import pytest
 from pulumi import automation as auto
 
 from gitops_infra.automation import history, up
-from gitops_infra.automation._git import uncommitted
+from gitops_infra.automation._state.git import uncommitted
 from gitops_infra.errors import PromotionError
 
 from ..support import git, workspace

@@ -23,7 +23,7 @@ import pytest
 
 from gitops_infra import errors
 from gitops_infra.automation import StackOptions, history, recover, refresh, rollback_to_commit, up
-from gitops_infra.automation._file_backend import FileBackendStack
+from gitops_infra.automation._state.file_backend import FileBackendStack
 from gitops_infra.errors import ConfigError, OperationFailedError, StackLockedError
 
 from .conftest import FixtureRepo

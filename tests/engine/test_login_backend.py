@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gitops_infra.automation import StackOptions, history, up
-from gitops_infra.automation._target import DEFAULT_STATE_DIR
+from gitops_infra.automation._state.target import DEFAULT_STATE_DIR
 from gitops_infra.errors import StackNotFoundError
 
 from ..support import Engine

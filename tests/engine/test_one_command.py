@@ -25,7 +25,7 @@ from gitops_infra.automation import (
     rollback_to_commit,
     up,
 )
-from gitops_infra.automation._engine import EngineEvents
+from gitops_infra.automation._engine.runner import EngineEvents
 from gitops_infra.automation.results import RecordedResult, UpResult
 from gitops_infra.errors import OperationFailedError
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from pulumi import automation as auto
 
 from gitops_infra.automation import StackOptions, detect_drift, history, up
-from gitops_infra.automation._target import DEFAULT_STATE_DIR
+from gitops_infra.automation._state.target import DEFAULT_STATE_DIR
 from gitops_infra.cli import EXIT_OK, main
 
 from ..support import commit_all, fixture_project, init_repo, workspace

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from gitops_infra.automation._project import Project
-from gitops_infra.automation._stack_name import parse_stack_name
+from gitops_infra.automation._state.project import Project
+from gitops_infra.automation.stack_name import parse_stack_name
 
 from ..support import Engine
 from ..unit.test_stack_files import YAML_1_2

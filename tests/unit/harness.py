@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 
 import pulumi
 
-from gitops_infra.automation._recording import Graph, Registered, run_mocked
+from gitops_infra.automation._engine.recording import Graph, Registered, run_mocked
 
 __all__ = [
     "DEPLOYER_ARN",

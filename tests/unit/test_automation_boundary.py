@@ -14,9 +14,14 @@ from pulumi.automation import CommandResult, EngineEvent
 from pulumi.automation import errors as upstream
 
 from gitops_infra.automation import PropertyDiff
-from gitops_infra.automation._compat import replay_event_log
-from gitops_infra.automation._engine import EngineEvents, _engine_message, engine_temp_dir, map_engine_errors
-from gitops_infra.automation._target import DEFAULT_STATE_DIR, StackOptions, StackTarget
+from gitops_infra.automation._engine.compat import replay_event_log
+from gitops_infra.automation._engine.runner import (
+    EngineEvents,
+    _engine_message,
+    engine_temp_dir,
+    map_engine_errors,
+)
+from gitops_infra.automation._state.target import DEFAULT_STATE_DIR, StackOptions, StackTarget
 from gitops_infra.errors import (
     EngineNotFoundError,
     GitOpsInfraError,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from gitops_infra.automation import StackOptions
-from gitops_infra.automation._backend import BackendSource
-from gitops_infra.automation._target import DEFAULT_STATE_DIR, StackTarget
+from gitops_infra.automation._state.backend import BackendSource
+from gitops_infra.automation._state.target import DEFAULT_STATE_DIR, StackTarget
 from gitops_infra.errors import ConfigError
 
 from ..support import fake_engine, write_project

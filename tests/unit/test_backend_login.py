@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gitops_infra.automation import StackOptions
-from gitops_infra.automation._target import DEFAULT_STATE_DIR, StackTarget
+from gitops_infra.automation._state.target import DEFAULT_STATE_DIR, StackTarget
 from gitops_infra.errors import ConfigError
 
 from ..support import fake_engine, write_project
@@ -203,7 +203,7 @@ def test_a_stored_login_is_not_read_while_pulumi_login_writes_it(
 ) -> None:
     import fcntl
 
-    from gitops_infra.automation import _backend
+    from gitops_infra.automation._state import backend as _backend
 
     stored = _login(tmp_path / "home", "s3://written")
     monkeypatch.setattr(_backend, "LOCK_WAIT_SECONDS", 0.3)

@@ -297,6 +297,6 @@ def test_compare_refuses_a_file_larger_than_a_results_file_is(
         bench_main(["--compare", str(big), "--out", str(big)])
     # fleet report reads its inputs through the same reader.
     from gitops_infra import _files
-    from gitops_infra.automation import reports
+    from gitops_infra.automation.fleet import reports
 
     assert noise.read_regular_file is reports.read_regular_file is _files.read_regular_file

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gitops_infra.automation.inventory import fleet_stacks
-from gitops_infra.automation.runners import changed_since
+from gitops_infra.automation.fleet.inventory import fleet_stacks
+from gitops_infra.automation.fleet.runners import changed_since
 
 
 def _git(repo: Path, *args: str) -> None:

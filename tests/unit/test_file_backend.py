@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gitops_infra.automation._file_backend import FileBackendStack
+from gitops_infra.automation._state.file_backend import FileBackendStack
 
 
 def _stack(root: Path) -> FileBackendStack:

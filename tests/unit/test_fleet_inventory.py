@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from gitops_infra.automation import StackOptions
 from gitops_infra.automation.fleet import FleetDrift, StackDrift, StackError, detect_drift_all
-from gitops_infra.automation.inventory import (
+from gitops_infra.automation.fleet.inventory import (
     FleetSpec,
     FleetStack,
     Shard,
@@ -29,7 +29,9 @@ from gitops_infra.automation.inventory import (
     parse_selector,
     shard_index,
 )
-from gitops_infra.automation.reports import merge_drift_reports
+from gitops_infra.automation.fleet.reports import merge_drift_reports
+from gitops_infra.automation.fleet.results import Operation
+from gitops_infra.automation.fleet.runners import changed_since, fleet_matrix, indexed_job
 from gitops_infra.automation.results import (
     DriftedResource,
     DriftKind,
@@ -37,7 +39,6 @@ from gitops_infra.automation.results import (
     PropertyDiff,
     to_jsonable,
 )
-from gitops_infra.automation.runners import Operation, changed_since, fleet_matrix, indexed_job
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
 from gitops_infra.config import load_config
 from gitops_infra.errors import ArgumentError, ConfigError, WorkspaceError
@@ -705,7 +706,7 @@ def test_a_hostile_report_cannot_hang_or_flood_the_merge(
     deep.write_text("[" * 100_000 + "]" * 100_000)
     big = tmp_path / "big.json"
     big.write_text(json.dumps({"stacks": []}) + " " * 400_000)
-    monkeypatch.setattr("gitops_infra.automation.reports.MAX_REPORT_BYTES", 300_000)
+    monkeypatch.setattr("gitops_infra.automation.fleet.reports.MAX_REPORT_BYTES", 300_000)
     merged = merge_drift_reports([huge_count, bad_index, deep, big])
     assert merged.stacks == () and len(merged.unread) == 4
     assert merged.unread[0] == f"{big}: larger than 300000 bytes; not a drift report"
@@ -801,7 +802,7 @@ def test_drift_all_skips_pulumi_deployments_settings(tmp_path: Path, monkeypatch
         seen.append(stack)
         raise WorkspaceError("no engine here")
 
-    monkeypatch.setattr("gitops_infra.automation.fleet.detect_drift", drift)
+    monkeypatch.setattr("gitops_infra.automation.fleet.operations.detect_drift", drift)
     fleet = detect_drift_all(options=StackOptions(work_dir=root))
     assert seen == ["dev"] and [s.stack for s in fleet.stacks] == ["dev"]
 

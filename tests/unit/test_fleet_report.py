@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gitops_infra.automation.fleet import FleetDrift, StackDrift
-from gitops_infra.automation.reports import MAX_DEPTH, merge_drift_reports
+from gitops_infra.automation.fleet.reports import MAX_DEPTH, merge_drift_reports
 from gitops_infra.automation.results import DriftedResource, DriftKind, DriftReport, PropertyDiff, to_jsonable
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, EXIT_PENDING, main
 

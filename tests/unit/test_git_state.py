@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitops_infra.automation._git import uncommitted
+from gitops_infra.automation._state.git import uncommitted
 from gitops_infra.errors import GitError
 
 from ..support import commit_all, git, init_repo

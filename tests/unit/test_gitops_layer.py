@@ -29,9 +29,9 @@ from gitops_infra.automation import (
     StackDrift,
     merge_drift_reports,
 )
-from gitops_infra.automation._compat import SECRET_SIG, SECRET_SIG_KEY
-from gitops_infra.automation._flux_apis import GIT_REPOSITORY, HELM_RELEASE, KUSTOMIZATION, SYNC_KINDS
-from gitops_infra.automation._kube import (
+from gitops_infra.automation._cluster.flux_apis import GIT_REPOSITORY, HELM_RELEASE, KUSTOMIZATION, SYNC_KINDS
+from gitops_infra.automation._cluster.gitops import _made, gitops_of, gitops_report
+from gitops_infra.automation._cluster.kube import (
     kubeconfig_of,
     materialised,
     provider_access,
@@ -39,7 +39,7 @@ from gitops_infra.automation._kube import (
     version_priority,
     why,
 )
-from gitops_infra.automation.gitops import _made, gitops_of, gitops_report
+from gitops_infra.automation._engine.compat import SECRET_SIG, SECRET_SIG_KEY
 from gitops_infra.automation.results import FluxStatus, to_jsonable
 from gitops_infra.cli import main
 from gitops_infra.cli._main import drift_exit, fleet_drift_exit
@@ -442,15 +442,15 @@ def flux_api_names(source: str) -> list[str]:
 
 
 def test_no_module_of_the_automation_layer_names_a_flux_api_but_the_one_list() -> None:
-    """The GitOps read and the drain take each kind's group and versions from ``_flux_apis`` alone, so
-    a version added there is read and suspended alike."""
+    """The GitOps read and the drain take each kind's group and versions from ``_cluster/flux_apis.py``
+    alone, so a version added there is read and suspended alike."""
     package = Path(__file__).resolve().parents[2] / "gitops_infra" / "automation"
     named = {
         path.name: found
         for path in sorted(package.rglob("*.py"))
         if (found := flux_api_names(path.read_text()))
     }
-    assert list(named) == ["_flux_apis.py"], named
+    assert list(named) == ["flux_apis.py"], named
     # The rule catches what it forbids: the version list as the drain held it before.
     assert flux_api_names('_custom("HelmRelease", "helm.toolkit.fluxcd.io", "helmreleases", ("v2",))') == [
         "helm.toolkit.fluxcd.io"

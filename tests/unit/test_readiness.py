@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitops_infra.automation._readiness import not_ready_reasons
+from gitops_infra.automation._cluster.readiness import not_ready_reasons
 
 
 def _deployment(outputs: dict[str, Any], *, failed: bool = True) -> dict[str, Any]:

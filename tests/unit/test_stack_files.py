@@ -54,7 +54,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_limits_are_the_loaders() -> None:
-    from gitops_infra.automation import _stack_files as stack_files
+    from gitops_infra.automation._state import stack_files
 
     assert (stack_files.MAX_FILE_BYTES, stack_files.MAX_DEPTH, stack_files.MAX_NODES) == (
         MAX_FILE_BYTES,
@@ -65,7 +65,7 @@ def test_the_limits_are_the_loaders() -> None:
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_the_loader_refuses_with_the_file_and_the_problem(tmp_path: Path, case: str) -> None:
-    from gitops_infra.automation._stack_files import load_yaml_file
+    from gitops_infra.automation._state.stack_files import load_yaml_file
 
     path = tmp_path / "Pulumi.dev.yaml"
     path.write_bytes(MALFORMED[case])
@@ -162,7 +162,7 @@ YAML_1_2: list[tuple[str, object]] = [
 def test_a_stack_file_s_scalars_are_what_they_are_to_the_engine(
     tmp_path: Path, text: str, value: object
 ) -> None:
-    from gitops_infra.automation._stack_files import read_mapping
+    from gitops_infra.automation._state.stack_files import read_mapping
 
     path = tmp_path / "Pulumi.dev.yaml"
     path.write_text(f"config:\n  p:x: {text}\n")
@@ -182,7 +182,7 @@ def test_a_stack_file_s_scalars_are_what_they_are_to_the_engine(
     ],
 )
 def test_a_value_the_engine_refuses_is_the_file_s_error(tmp_path: Path, text: str, problem: str) -> None:
-    from gitops_infra.automation._stack_files import read_mapping
+    from gitops_infra.automation._state.stack_files import read_mapping
 
     path = tmp_path / "Pulumi.dev.yaml"
     path.write_text(f"config:\n  p:x: {text}\n")

@@ -59,7 +59,7 @@ def test_a_bad_name_is_a_usage_error_of_the_cli_with_exit_1(project: Path, name:
 
 
 def test_an_empty_name_says_why_it_is_dangerous() -> None:
-    from gitops_infra.automation._stack_name import parse_stack_name
+    from gitops_infra.automation.stack_name import parse_stack_name
 
     with pytest.raises(errors.StackNameError, match="whichever stack is selected"):
         parse_stack_name("")
@@ -75,7 +75,7 @@ def test_an_empty_name_says_why_it_is_dangerous() -> None:
     ],
 )
 def test_pulumis_name_forms_parse(text: str, org: str | None, project: str | None, name: str) -> None:
-    from gitops_infra.automation._stack_name import parse_stack_name
+    from gitops_infra.automation.stack_name import parse_stack_name
 
     parsed = parse_stack_name(text)
     assert (parsed.org, parsed.project, parsed.name, str(parsed)) == (org, project, name, text)
@@ -99,7 +99,7 @@ def test_a_qualified_name_reads_the_stack_file_named_after_its_stack_part(
     # organization/fixture/dev either (it used to look for Pulumi.organization/fixture/dev.yaml).
     (project / "Pulumi.dev.yaml").write_text("secretsprovider: awskms://alias/gitops\nconfig: {}\n")
     fake_engine(project)
-    from gitops_infra.automation._target import StackTarget
+    from gitops_infra.automation._state.target import StackTarget
 
     monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE")
     options = StackOptions(work_dir=project)

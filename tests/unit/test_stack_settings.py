@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from gitops_infra.automation import StackOptions
-from gitops_infra.automation._project import Project
-from gitops_infra.automation._stack_name import parse_stack_name
-from gitops_infra.automation._target import StackTarget
+from gitops_infra.automation._state.project import Project
+from gitops_infra.automation._state.target import StackTarget
+from gitops_infra.automation.stack_name import parse_stack_name
 from gitops_infra.errors import CommitNotFoundError, ConfigError
 
 from ..support import commit_all, fake_engine, init_repo
@@ -137,7 +137,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _checked_out(root: Path, sha: str) -> None:
-    from gitops_infra.automation._git import repo_root
+    from gitops_infra.automation._state.git import repo_root
     from gitops_infra.automation.rollback import checked_out
 
     target = StackTarget.resolve("prod", StackOptions(work_dir=root))

@@ -1,4 +1,5 @@
-"""The sweep after a destroy (``gitops_infra.automation._sweep``): what AWS still holds tagged for a cluster.
+"""The sweep after a destroy (``gitops_infra.automation._cluster.sweep``): what AWS still holds tagged for a
+cluster.
 
 The resources are real ones in moto's emulation of EC2, ELB, ELBv2 and the Resource Groups Tagging API,
 tagged as each controller tags what it makes. Moto's Tagging API lists security groups, subnets, ENIs,
@@ -28,7 +29,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import EndpointConnectionError
 from moto import mock_aws
 
-from gitops_infra.automation._sweep import AssumedRole, sweep
+from gitops_infra.automation._cluster.sweep import AssumedRole, sweep
 from gitops_infra.automation.results import SweepResult
 from gitops_infra.errors import ArgumentError
 
@@ -447,7 +448,10 @@ def test_a_session_and_a_profile_together_are_an_argument_error() -> None:
 
 
 def test_importing_the_sweep_does_not_import_boto3() -> None:
-    code = "import sys, gitops_infra.automation._sweep; print(sorted(m for m in sys.modules if 'boto' in m))"
+    code = (
+        "import sys, gitops_infra.automation._cluster.sweep; "
+        "print(sorted(m for m in sys.modules if 'boto' in m))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gitops_infra.automation import StackOptions
-from gitops_infra.automation._target import StackTarget
+from gitops_infra.automation._state.target import StackTarget
 from gitops_infra.automation.teardown import prod_environment
 
 from ..support import fake_engine, write_project
@@ -214,7 +214,7 @@ def _deployment(*resources: dict[str, object]) -> dict[str, object]:
 
 
 def test_a_cluster_is_the_stack_s_when_its_provider_s_kubeconfig_comes_from_a_resource_of_the_stack() -> None:
-    from gitops_infra.automation._drain import owned_clusters
+    from gitops_infra.automation._cluster.drain import owned_clusters
 
     deployment = _deployment(
         _provider("made", "made: 1\n", [CLUSTER]),
@@ -349,8 +349,8 @@ def test_a_drain_timeout_that_is_no_positive_number_of_seconds_is_refused_before
 def test_an_unreachable_cluster_stops_the_drain_with_no_credential_in_the_error() -> None:
     import socket
 
-    from gitops_infra.automation._drain import drain_clusters
-    from gitops_infra.automation._kube import Access
+    from gitops_infra.automation._cluster.drain import drain_clusters
+    from gitops_infra.automation._cluster.kube import Access
     from gitops_infra.errors import DrainError
 
     with socket.socket() as closed:

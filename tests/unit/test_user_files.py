@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from gitops_infra.automation._kube import Access, kubeconfig_of
-from gitops_infra.automation._stack_files import load_yaml_file
+from gitops_infra.automation._cluster.kube import Access, kubeconfig_of
+from gitops_infra.automation._state.stack_files import load_yaml_file
 from gitops_infra.errors import ConfigError
 
 from ..support import REPO_ROOT
@@ -56,7 +56,7 @@ def test_a_stack_file_that_is_a_fifo_is_that_file_s_error_not_a_hang(tmp_path: P
 _READ_LINKED = """
 import resource, sys
 from pathlib import Path
-from gitops_infra.automation._stack_files import load_yaml_file
+from gitops_infra.automation._state.stack_files import load_yaml_file
 from gitops_infra.errors import ConfigError
 
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # a read without end fails here, not the machine
@@ -87,8 +87,8 @@ def test_a_kubeconfig_path_that_is_a_fifo_is_refused_at_once(tmp_path: Path) -> 
 
 # Reads of paths that are no user's input, each with why: the rule below holds for every other read.
 _OWN_FILES = {
-    "gitops_infra/automation/_compat.py": "the engine's event log, in the operation's private temp dir",
-    "gitops_infra/automation/_file_backend.py": "the state backend's own lock, checkpoint and history files",
+    "gitops_infra/automation/_engine/compat.py": "the engine's event log, in the operation's own temp dir",
+    "gitops_infra/automation/_state/file_backend.py": "the backend's own lock, checkpoint and history files",
     "gitops_infra/automation/rollback.py": "the owner file of a worktree gitops-infra made",
     "gitops_infra/policy/__init__.py": "the policy pack's files, shipped in the package",
     "gitops_infra/local/_cluster.py": "the local cluster's kubeconfig, CA bundle and CRD manifests",

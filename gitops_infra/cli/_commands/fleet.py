@@ -73,7 +73,7 @@ def fleet_matrix(
     A matrix runs its jobs at once, so for up the stacks must be of one wave: a selection over several
     is refused, naming them. Make one matrix a wave (--wave 0, then --wave 1 in a job that needs it).
     """
-    from ...automation import runners
+    from ...automation.fleet import runners
 
     stacks = selection.stacks(invocation.cwd)
     if changed_since is not None:
@@ -96,7 +96,7 @@ def fleet_matrix(
 def fleet_report(invocation: Invocation, inputs: tuple[Path, ...]) -> int:
     """Merge the --json output of shards and matrix jobs (files, or directories of .json files) into one
     report, the shape of drift --all --json. Exit 2 on drift, else 1 when a result is missing or failed."""
-    from ...automation.reports import merge_drift_reports
+    from ...automation.fleet.reports import merge_drift_reports
 
     merged = merge_drift_reports(inputs)
     invocation.emit(merged, lambda out: print_fleet_drift(out, merged))
@@ -139,7 +139,7 @@ def fleet_job(
     (drift found fails that index without a retry) are beta and on by default from 1.29, GA in 1.33.
     An older API server refuses the Job.
     """
-    from ...automation import runners
+    from ...automation.fleet import runners
 
     job = runners.indexed_job(
         op=runners.Operation(op),

@@ -70,7 +70,7 @@ def print_plan(out: Console, result: automation.Plan) -> None:
 
 def plan_markdown(result: automation.Plan) -> str:
     """A plan as Markdown: the note and the counts by type, then every resource and its inputs folded."""
-    from ...automation.plan import NOTE
+    from ...automation.results.plan import NOTE
 
     by_type = Counter(r.type for r in result.resources)
     lines = [

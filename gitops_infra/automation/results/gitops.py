@@ -1,0 +1,110 @@
+"""The GitOps layer as Flux reports it: each Flux object's Ready state, the stack's source and sync."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+__all__ = ["FluxStatus", "GitOpsReport", "GitOpsSource", "GitOpsSync"]
+
+
+@dataclass(frozen=True)
+class FluxStatus:
+    """One Flux object as its controller reports it: its ``Ready`` condition, and whether it is suspended."""
+
+    kind: str
+    namespace: str
+    name: str
+    ready: bool | None
+    """The ``Ready`` condition: ``None`` while it is ``Unknown`` (reconciling), not reported for the
+    object's current spec, or the object is not in the cluster (reason ``NotFound``)."""
+    reason: str | None = None
+    message: str | None = None
+    """Flux's own words (the condition's reason and message)."""
+    suspended: bool = False
+
+    @property
+    def shown(self) -> str:
+        """``Kind namespace/name``, as Flux's own CLI names an object."""
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What keeps this object from being healthy, a line each (empty when it is)."""
+        found = [f"{self.shown} is suspended"] if self.suspended else []
+        if self.ready is not True:
+            state = "not Ready" if self.ready is False else "not Ready yet"
+            reason = f" ({self.reason})" if self.reason else ""
+            found.append(f"{self.shown} is {state}{reason}" + (f": {self.message}" if self.message else ""))
+        return tuple(found)
+
+
+@dataclass(frozen=True)
+class GitOpsSource(FluxStatus):
+    """The stack's ``GitRepository``: what it fetched, when, and whether its controller keeps up."""
+
+    revision: str | None = None
+    """The artifact's revision (``main@sha1:...``)."""
+    fetched_at: datetime | None = None
+    """When the artifact was last updated: Flux records a fetch only when it brings a new revision."""
+    interval: str | None = None
+    stale: bool = False
+    """The controller has not reconciled the source's current spec for more than 3 intervals."""
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        stale = (
+            f"{self.shown} is stale: its controller has not reconciled its current spec for more than "
+            f"3 intervals of {self.interval}"
+        )
+        return super().problems + ((stale,) if self.stale else ())
+
+
+@dataclass(frozen=True)
+class GitOpsSync(FluxStatus):
+    """The stack's root ``Kustomization``: what it applied against what its source holds."""
+
+    applied_revision: str | None = None
+    """``status.lastAppliedRevision``."""
+    source_revision: str | None = None
+    """The revision of the source it applies from, as that source reports it."""
+
+    @property
+    def lag(self) -> bool:
+        """The source holds a revision this Kustomization has not applied."""
+        return self.source_revision is not None and self.applied_revision != self.source_revision
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        lag = (
+            f"{self.shown} lags its source: applied {self.applied_revision or 'nothing'}, the source is at "
+            f"{self.source_revision}"
+        )
+        return super().problems + ((lag,) if self.lag else ())
+
+
+@dataclass(frozen=True)
+class GitOpsReport:
+    """The GitOps layer of a stack: its Flux sync objects, and every other Flux object that is unwell."""
+
+    sources: tuple[GitOpsSource, ...] = ()
+    syncs: tuple[GitOpsSync, ...] = ()
+    failing: tuple[FluxStatus, ...] = ()
+    """Every other Kustomization and HelmRelease in the cluster that is not Ready or is suspended."""
+    error: str | None = None
+    """Why the cluster could not be read (then nothing else is known)."""
+    checked_at: datetime | None = None
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """Each reason the layer is not healthy, a line each: empty when it is."""
+        if self.error is not None:
+            return (f"the cluster could not be read: {self.error}",)
+        return tuple(
+            line for status in (*self.sources, *self.syncs, *self.failing) for line in status.problems
+        )
+
+    @property
+    def healthy(self) -> bool:
+        """True when the cluster was read, and every object is Ready, not suspended, not stale, not behind."""
+        return not self.problems
