@@ -16,10 +16,10 @@
 - ``cli/`` has no import cycle, counting every import (inside a function, or for type checking only), and
   nothing imports a command module (``cli/_commands/``) but the group, by name, when a command is looked
   up. A renderer (``cli/_render/``) imports, of the CLI, only other renderers and ``_output``.
-- No public module of ``automation/`` is undocumented plumbing. A module is public when no part of its
-  path below ``automation`` starts with ``_``. Each has a docstring and an ``__all__``, and either its
-  package re-exports it (its package's ``__init__`` imports from it, down from ``gitops_infra.automation``)
-  or its docstring names every entry of its ``__all__``.
+- No public module is undocumented plumbing. A module is public when no part of its path below
+  ``gitops_infra`` starts with ``_``. Each has a docstring and an ``__all__``, and either a package of ours
+  re-exports it (its ``__init__`` imports from it, down from the package), or the docs' API reference
+  renders it (``docs/reference/``), or its docstring names every entry of its ``__all__``.
 - No module of ``automation/`` is named after a name its package exports: importing it would put the
   module in the name's place on the package (``stack_status.py``, not ``status.py``).
 - Every frozen result an operation of ``gitops_infra.automation.__all__`` returns, and every dataclass or
@@ -50,6 +50,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "gitops_infra"
 AUTOMATION = PACKAGE / "automation"
+REFERENCE = PACKAGE.parent / "docs" / "reference"
 DOOR = AUTOMATION / "_engine" / "compat.py"
 PULUMI_FREE = (PACKAGE / "contract.py", *sorted((PACKAGE / "checks").rglob("*.py")), PACKAGE / "defaults.py")
 NOT_FROM_AUTOMATION = ("gitops_infra.components", "gitops_infra.config", "gitops_infra.platform")
@@ -196,8 +197,8 @@ def _lengths() -> dict[str, int]:
 
 
 def _public(module: str) -> bool:
-    """No part of the module's path below ``gitops_infra.automation`` starts with ``_``."""
-    return not any(part.startswith("_") for part in module.split(".")[2:])
+    """No part of the module's path below ``gitops_infra`` starts with ``_``."""
+    return not any(part.startswith("_") for part in module.split(".")[1:])
 
 
 def _all_of(source: str) -> list[str]:
@@ -227,7 +228,7 @@ def reexported(root: Path) -> set[str]:
 
 
 def undocumented_plumbing(source: str, module: str, reexports: set[str]) -> list[str]:
-    """What makes a public module of ``automation`` plumbing in disguise (see the module docstring)."""
+    """What makes a public module plumbing in disguise (see the module docstring)."""
     if not _public(module):
         return []
     docstring = ast.get_docstring(_parse(source)) or ""
@@ -345,13 +346,35 @@ def test_the_door_is_where_the_internals_are() -> None:
     assert _module_name(DOOR) == "gitops_infra.automation._engine.compat"
 
 
+def in_reference(pages: Path) -> set[str]:
+    """The modules the docs' API reference renders (a ``::: module`` line of a page under ``pages``)."""
+    return {
+        line.removeprefix(":::").strip()
+        for page in pages.glob("*.md")
+        for line in page.read_text().splitlines()
+        if line.startswith(":::")
+    }
+
+
+def _documented() -> set[str]:
+    """Every module the API names: re-exported by a package of ours, or rendered by the reference."""
+    packages = [PACKAGE, *(p.parent for p in PACKAGE.glob("*/__init__.py") if _public(_module_name(p)))]
+    return set().union(*(reexported(p) for p in packages)) | in_reference(REFERENCE)
+
+
 @pytest.mark.parametrize(
     "path",
-    [p for p in _sources(AUTOMATION) if _public(_module_name(p))],
-    ids=lambda p: str(p.relative_to(AUTOMATION)),
+    [p for p in _sources(PACKAGE) if _public(_module_name(p))],
+    ids=lambda p: str(p.relative_to(PACKAGE)),
 )
-def test_no_public_automation_module_is_undocumented_plumbing(path: Path) -> None:
-    assert undocumented_plumbing(path.read_text(), _module_name(path), reexported(AUTOMATION)) == []
+def test_no_public_module_is_undocumented_plumbing(path: Path) -> None:
+    assert undocumented_plumbing(path.read_text(), _module_name(path), _documented()) == []
+
+
+def test_the_reference_is_read_as_the_plumbing_rule_reads_it(tmp_path: Path) -> None:
+    (tmp_path / "x.md").write_text("# x\n\n::: gitops_infra.defaults\n    options:\n      x: 1\n")
+    assert in_reference(tmp_path) == {"gitops_infra.defaults"}
+    assert "gitops_infra.defaults" in _documented()
 
 
 def test_the_public_modules_are_the_api_s_sources() -> None:
