@@ -27,7 +27,7 @@ from pulumi.runtime import MockCallArgs, MockResourceArgs
 from ..errors import ConfigError, OperationFailedError, StackNotFoundError
 from ..redaction import SECRET
 from ._engine.compat import UNKNOWN, root_exports
-from ._engine.recording import Graph, run_mocked
+from ._engine.recording import Graph, Registered, run_mocked
 from ._state.stack_files import read_mapping
 from ._state.target import Project
 from .options import StackOptions
@@ -220,6 +220,23 @@ def _run_program(
     return graph, outputs
 
 
+def _in_tree_order(graph: Graph) -> list[Registered]:
+    """Parents before their children, siblings by URN. Under mocks a resource registers when its inputs
+    resolve, an order that varies from run to run; a plan that a job diffs or a pull request shows must
+    not."""
+    urns = {r.urn for r in graph}
+    children: dict[str | None, list[Registered]] = {}
+    for resource in graph:
+        children.setdefault(resource.parent if resource.parent in urns else None, []).append(resource)
+    ordered: list[Registered] = []
+    pending = sorted(children.get(None, []), key=lambda r: r.urn, reverse=True)
+    while pending:
+        resource = pending.pop()
+        ordered.append(resource)
+        pending += sorted(children.get(resource.urn, []), key=lambda r: r.urn, reverse=True)
+    return ordered
+
+
 def _planned(graph: Graph) -> tuple[PlannedResource, ...]:
     urns = {r.urn for r in graph}
     return tuple(
@@ -234,7 +251,7 @@ def _planned(graph: Graph) -> tuple[PlannedResource, ...]:
             depends_on=tuple(sorted(r.dependencies)),
             property_dependencies={key: tuple(sorted(deps)) for key, deps in r.property_dependencies.items()},
         )
-        for r in graph
+        for r in _in_tree_order(graph)
     )
 
 

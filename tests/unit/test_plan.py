@@ -283,3 +283,29 @@ def test_each_mocked_run_s_resources_hang_off_its_own_stack_whatever_ran_before(
         done = run(lambda: pulumi.ComponentResource("test:index:Thing", "thing"), stack=stack)
         (thing,) = done.graph.resources
         assert thing.parent == f"urn:pulumi:{stack}::gitops-infra::pulumi:pulumi:Stack::gitops-infra-{stack}"
+
+
+def test_the_plan_lists_resources_in_one_order_whatever_order_they_registered_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Under mocks, resources register as their inputs resolve, which varies from run to run: a plan a CI
+    # job diffs, or posts to a pull request, must not change with it. Parents come before their children.
+    from gitops_infra.automation import plan as plan_module
+    from gitops_infra.automation._engine.recording import Graph
+
+    options = StackOptions(work_dir=REPO_ROOT)
+    as_run = offline_plan("dev", options=options, config_step=plan_config).resources
+    real = plan_module.run_mocked
+
+    def reversed_run(*args: Any, **kwargs: Any) -> Graph:
+        graph = real(*args, **kwargs)
+        return Graph(list(reversed(graph.resources)))
+
+    monkeypatch.setattr(plan_module, "run_mocked", reversed_run)
+    reversed_ = offline_plan("dev", options=options, config_step=plan_config).resources
+
+    assert [r.urn for r in reversed_] == [r.urn for r in as_run]
+    seen: set[str] = set()
+    for resource in as_run:
+        assert resource.parent is None or resource.parent in seen, resource.urn
+        seen.add(resource.urn)
