@@ -7,7 +7,8 @@ keeps its ``import`` block for type checkers (under ``TYPE_CHECKING``) and ``__a
 
 ``sdk`` does the same for a provider SDK inside a component module: a stack on a cluster it did not make
 registers no AWS resource, and one with an existing key no GitHub or TLS resource, so its program (every
-preview and up) need not import ``pulumi_aws`` and ``pulumi_eks`` (~0.5 s of CPU) or ``pulumi_github``.
+preview and up) need not import ``pulumi_aws`` and ``pulumi_eks`` (the costliest SDKs to import:
+bench/README.md has the figure) or ``pulumi_github``.
 """
 
 from __future__ import annotations

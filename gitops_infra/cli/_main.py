@@ -272,9 +272,9 @@ class _Context(click.Context):
     """Click's context, whose help formatter is given the terminal's width rather than asking for it.
 
     Asked, click's ``HelpFormatter`` imports ``shutil`` for ``get_terminal_size``, and ``shutil`` imports
-    zlib, bz2 and lzma: some 3 ms of a ``--help`` of 50 (bench/ measures it). The width is click's own rule
-    (``COLUMNS``, else the terminal, within 50 and ``max_content_width``), and its test harness's forced
-    width still wins; a unit test holds the two formatters to the same width.
+    zlib, bz2 and lzma: a visible share of a ``--help`` (bench/README.md has the figure). The width is
+    click's own rule (``COLUMNS``, else the terminal, within 50 and ``max_content_width``), and its test
+    harness's forced width still wins; a unit test holds the two formatters to the same width.
     """
 
     def make_formatter(self) -> click.HelpFormatter:
@@ -377,7 +377,8 @@ def end_without_teardown() -> None:
 
     For a command that holds no files, threads or subprocesses of its own at its end. After the offline
     plan, the teardown (clearing every module, a last collection, freeing each object of the provider
-    SDKs one by one) took 0.8 s of CPU, for memory the operating system takes back whole. Only when the
+    SDKs one by one) took about half as much CPU as the plan itself (bench/README.md), for memory the
+    operating system takes back whole. Only when the
     CLI is the process's entry, and only once its output is flushed: a flush that fails takes the usual
     way out, which reports it.
     """

@@ -796,3 +796,32 @@ for _source in [
     *(_with(module, added)[module][0] for module, added, _ in (*LOOPS, *COMMAND_IMPORTS, *RENDER_BREAKS)),
 ]:
     _parse(_source)
+
+
+MEASURED = re.compile(r"\b\d+(\.\d+)? ?(ms|µs|s of CPU|MB|GB)\b|\(\d+(\.\d+)? s to \d+(\.\d+)? s\)")
+
+
+def measured_figures(source: str) -> list[str]:
+    """The measured figures in the docstrings of ``source``: timings and sizes belong in bench/README.md,
+    which dates them and says on what they were measured; a docstring points there."""
+    tree = _parse(source)
+    return [
+        match.group(0)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        for match in MEASURED.finditer(ast.get_docstring(node) or "")
+    ]
+
+
+@pytest.mark.parametrize("path", _sources(PACKAGE), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_docstring_carries_a_measured_figure(path: Path) -> None:
+    assert measured_figures(path.read_text()) == []
+
+
+@pytest.mark.parametrize(
+    "docstring",
+    ["some 3 ms of a --help", "took 0.8 s of CPU", "a third (2.36 s to 1.60 s)", "peak memory (148 MB)"],
+)
+def test_the_figures_rule_sees_a_measurement(docstring: str) -> None:
+    assert measured_figures(f'def f():\n    """{docstring}"""\n') != []
+    assert measured_figures('"""A 5m interval, 30s timeout, 500 lines, Flux 2.8."""\n') == []

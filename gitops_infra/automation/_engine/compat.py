@@ -166,9 +166,9 @@ def run_streamed(
     all delivered when it returns: the engine waits for the stream to be acknowledged before it exits.
     With it, the engine writes them to that file (``--event-log`` with a path, which is how
     ``pulumi.automation`` read them before 3.206), and they are handed to ``on_event`` in order once the
-    command has ended, also when it failed. The gRPC stream costs this process about 0.15 ms of CPU an
-    event (an ``up`` of 500 resources sends 3,000), taken from the cores the engine and the program need;
-    a file costs them nothing.
+    command has ended, also when it failed. The gRPC stream costs this process CPU for each event (an
+    ``up`` sends several a resource; bench/README.md has the figure), taken from the cores the engine and
+    the program need; a file costs them nothing.
 
     Breaks if ``Stack._setup_event_log`` (the gRPC or log-file event stream, by engine version),
     ``Stack._run_pulumi_cmd_sync`` or ``pulumi.automation._stack._cleanup`` are renamed or change their

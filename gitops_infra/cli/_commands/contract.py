@@ -68,9 +68,9 @@ def check(file: str, as_json: bool) -> None:
 
 
 def _read(file: str, limit: int) -> bytes:
-    """FILE's bytes, up to ``limit``; stdin's up to one byte past it (a 50 MB input is not read whole, let
-    alone parsed, to say it is too big). A path must name a regular file: a FIFO would block the check
-    until a writer came (forever, in CI), and a device's read may never end."""
+    """FILE's bytes, up to ``limit``; stdin's up to one byte past it (an input far over the limit is not
+    read whole, let alone parsed, to say it is too big). A path must name a regular file: a FIFO would
+    block the check until a writer came (forever, in CI), and a device's read may never end."""
     if file != "-":
         return read_regular_file(Path(file), limit)
     if sys.stdin is None:  # started with fd 0 closed (`<&-`)

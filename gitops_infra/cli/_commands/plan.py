@@ -39,7 +39,7 @@ def _collector_paused() -> Iterator[None]:
 
     The plan imports the provider SDKs (some 250,000 objects, which live until the process exits), and
     the collector would scan them again each time the heap grows by a quarter, freeing nothing: on
-    ``plan dev`` that was a third of the CPU time (2.36 s to 1.60 s), with the same peak memory (148 MB).
+    ``plan dev`` that was a third of the CPU time, for no memory saved (bench/README.md has the figures).
     """
     enabled = gc.isenabled()
     gc.disable()
