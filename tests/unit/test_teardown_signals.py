@@ -21,10 +21,13 @@ from ..support import fake_engine, write_project
 
 # Go's runtime unblocks the signals it handles on its threads, whatever mask it inherited, and Pulumi
 # handles SIGINT (its Ctrl-C: cancel, then exit with an error); a SIGHUP ignored at its start stays ignored.
+# It says when its handler is in place (a file): a signal sent before would end it before it could cancel,
+# which on a loaded machine a fixed sleep did not rule out (a Python's start can take longer than Go's).
 _ENGINE = f"""#!{sys.executable}
-import signal, sys, time
+import pathlib, signal, sys, time
 signal.pthread_sigmask(signal.SIG_SETMASK, set())
 signal.signal(signal.SIGINT, lambda *_: sys.exit(1))
+pathlib.Path(sys.argv[2]).write_text("ready")
 time.sleep(float(sys.argv[1]))
 sys.exit(1)
 """
@@ -44,8 +47,11 @@ teardown._eks_clusters = lambda deployment: (teardown._Made("dev-eks", "eu-west-
 teardown._swept = lambda clusters: swept.append(clusters) or ()
 
 def run_engine(target, operation, work):
-    child = subprocess.Popen([engine, "30" if sent != "none" else "0.1"])
-    time.sleep(0.5)
+    ready = project / "engine-ready"
+    child = subprocess.Popen([engine, "30" if sent != "none" else "0.1", str(ready)])
+    deadline = time.monotonic() + 30
+    while not ready.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     if sent != "none":
         os.killpg(os.getpgid(0), getattr(signal, sent))  # as a shell passes a hangup on to its job
     child.wait()
