@@ -3,7 +3,10 @@
 Example::
 
     assert checks.is_prod("production", "acme/dev")
-    assert checks.private_key_paths({"key": "-----BEGIN PRIVATE KEY-----"}, "tls") == ["tls.key"]
+    assert checks.private_key_paths({"key": "ssh-ed25519 AAAA... (a public key)"}, "tls") == []
+
+``private_key_paths`` names each key path whose text is a private key: its tests generate the keys they
+show it (``tests/unit/test_plaintext_private_keys.py``), so that no tracked file holds key material.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def is_prod(environment_name: object, stack: str) -> bool:
 
 
 PRIVATE_KEY_PATTERN = (
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"  # PEM and OpenSSH; PGP's ends in BLOCK
+    r"-{5}BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-{5}"  # PEM and OpenSSH; PGP's ends in BLOCK
     r"|PuTTY-User-Key-File-[0-9]+:"
     r"|AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{50,}"  # age: bech32 after its HRP
 )

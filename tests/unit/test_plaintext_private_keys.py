@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-import secrets
 from typing import Any
 
 import pulumi
@@ -20,7 +19,7 @@ from gitops_infra import checks
 from gitops_infra.config import load_config, load_stack_config
 from gitops_infra.errors import ConfigError
 
-from .conftest import MINIMAL
+from .conftest import MINIMAL, generated_age_key
 from .harness import run
 
 
@@ -35,8 +34,7 @@ def _armored(label: str) -> str:
     return "-" * 5 + f"BEGIN {label}" + "-" * 5
 
 
-_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l".upper()
-AGE_KEY = "AGE-SECRET-KEY-1" + "".join(secrets.choice(_BECH32) for _ in range(58))
+AGE_KEY = generated_age_key()
 PEM_KEY = _pem(ed25519.Ed25519PrivateKey.generate(), serialization.PrivateFormat.OpenSSH)
 _EC_KEY = ec.generate_private_key(ec.SECP256R1())
 _PUBLIC_KEY = (

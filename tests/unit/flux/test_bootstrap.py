@@ -30,6 +30,7 @@ from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, Environment, environmen
 from gitops_infra.defaults import DEFAULT_COMPONENTS, FLUX_CHART_VERSION, FLUX_NAMESPACE, FluxComponent
 from gitops_infra.errors import ConfigError
 
+from ..conftest import SOPS_TEST_KEY
 from ..harness import MOCK_KUBECONFIG, Run, run
 from .support import (
     ALERT,
@@ -145,7 +146,7 @@ def test_without_an_environment_nothing_is_substituted() -> None:
 def test_every_object_flux_bootstrap_declares_takes_its_fields_back_on_apply() -> None:
     # Server-side apply leaves a field edited out of band to its editor; `up` must restore it instead.
     graph = bootstrap(
-        sops_age_key="AGE-SECRET-KEY-1TEST",
+        sops_age_key=SOPS_TEST_KEY,
         notifications=NotificationArgs(provider_type="slack", webhook="https://hooks.example.invalid/x"),
     ).graph
     declared = [*graph.of_type(SECRET), *graph.of_type(GIT_REPOSITORY), *graph.of_type(KUSTOMIZATION)]
@@ -160,7 +161,7 @@ def test_every_fixed_name_configmap_and_secret_is_a_patch_carried_over_from_the_
     # the real cluster, test_a_plain_provider_updates_the_fixed_name_objects_in_place). A patch is
     # updated in place under any provider; the alias keeps a stack made before it in place.
     graph = bootstrap(
-        sops_age_key="AGE-SECRET-KEY-1TEST",
+        sops_age_key=SOPS_TEST_KEY,
         notifications=NotificationArgs(provider_type="slack", webhook="https://hooks.example.invalid/x"),
         environment=Environment(name="dev", base_domain="dev.example.com", service_namespace="apps"),
     ).graph

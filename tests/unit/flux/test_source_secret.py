@@ -28,6 +28,7 @@ from gitops_infra.components.flux.sync import RECONCILE_REQUEST_ANNOTATION, Sync
 from gitops_infra.errors import ConfigError
 from gitops_infra.local import DeployKeyPair
 
+from ..conftest import SOPS_TEST_KEY
 from ..harness import MOCK_KUBECONFIG, Run, run
 from .support import GIT_REPOSITORY, KUSTOMIZATION, SECRET, bootstrap
 
@@ -43,11 +44,11 @@ def test_identity_is_sent_as_a_secret() -> None:
 
 
 def test_sops_adds_an_age_secret_and_decryption() -> None:
-    graph = bootstrap(sops_age_key="AGE-SECRET-KEY-1TEST").graph
+    graph = bootstrap(sops_age_key=SOPS_TEST_KEY).graph
     age = graph.one(SECRET, "flux-sops-age")
     assert age.input("metadata.name") == SOPS_SECRET_NAME
     assert age.is_secret("stringData")
-    assert age.inputs["stringData"] == {SOPS_AGE_KEY: "AGE-SECRET-KEY-1TEST"}
+    assert age.inputs["stringData"] == {SOPS_AGE_KEY: SOPS_TEST_KEY}
     kustomization = graph.one(KUSTOMIZATION)
     assert kustomization.inputs["spec"]["decryption"] == {
         "provider": "sops",
