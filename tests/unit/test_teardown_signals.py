@@ -63,7 +63,10 @@ teardown.run_engine = run_engine
 with cancel_on_signals() as interruption:
     try:
         teardown.destroy("dev", options=StackOptions(work_dir=project), drain=False)
-    except OperationFailedError:
+    # A Ctrl-C sent to the whole group also stops the engine, which Pulumi's own handler ends at once here;
+    # when our handler runs after the engine has gone, it finds none to cancel and stops the work where it
+    # is (KeyboardInterrupt). Either way the signal is recorded and nothing is swept.
+    except (OperationFailedError, KeyboardInterrupt):
         print(json.dumps({"swept": len(swept), "signal": interruption.signum}))
 """
 
