@@ -74,64 +74,6 @@ if TYPE_CHECKING:
     from gitops_infra.errors import ConfigError, EnvironmentContractError, GitOpsInfraError
     from gitops_infra.platform import Platform, build_platform
 
-_EXPORTS = {
-    "gitops_infra.components": (
-        "FLUX_CHART_VERSION",
-        "FLUX_NAMESPACE",
-        "FLUX_VERSION",
-        "GITHUB_KNOWN_HOSTS",
-        "CapacityType",
-        "DeployKey",
-        "DeployKeyArgs",
-        "EksCluster",
-        "EksClusterArgs",
-        "EndpointAccess",
-        "EnvironmentConfig",
-        "EnvironmentConfigArgs",
-        "ExistingVpcArgs",
-        "FleetRepository",
-        "FleetRepositoryArgs",
-        "FluxBootstrap",
-        "FluxBootstrapArgs",
-        "FluxComponent",
-        "InstallOptions",
-        "KeyAlgorithm",
-        "LogType",
-        "NatGateways",
-        "NewVpcArgs",
-        "NodeGroupArgs",
-        "NotificationArgs",
-        "RepositoryVisibility",
-        "GitHubAppSecretOptions",
-        "SourceSecretOptions",
-        "SyncOptions",
-        "TaintEffect",
-        "read_environment",
-    ),
-    "gitops_infra.contract": (
-        "CONTRACT_VERSION",
-        "Environment",
-        "contract_schema",
-        "environment_data",
-        "parse_environment",
-    ),
-    "gitops_infra.config": (
-        "StackConfig",
-        "StackSecrets",
-        "load_config",
-        "load_stack_config",
-    ),
-    "gitops_infra.errors": (
-        "ConfigError",
-        "EnvironmentContractError",
-        "GitOpsInfraError",
-    ),
-    "gitops_infra.platform": (
-        "Platform",
-        "build_platform",
-    ),
-}
-
 __all__ = [
     "CONTRACT_VERSION",
     "FLUX_CHART_VERSION",
@@ -183,4 +125,4 @@ __all__ = [
 __version__: str
 """The installed distribution's version (from its metadata, read on first use)."""
 
-__getattr__, __dir__ = exports(__name__, _EXPORTS, computed={"__version__": package_version})
+__getattr__, __dir__ = exports(__name__, computed={"__version__": package_version})

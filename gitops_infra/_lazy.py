@@ -3,7 +3,8 @@
 ``gitops_infra`` and ``gitops_infra.automation`` re-export names whose modules import the provider SDKs
 and ``pulumi.automation``, seconds of imports. Eager, every ``import gitops_infra.<anything>`` paid for
 them: the CLI's ``--help`` did, and the offline plan loaded the engine wrapper it never calls. Each package
-keeps its ``import`` block for type checkers (under ``TYPE_CHECKING``) and ``__all__`` as the API.
+keeps its ``import`` block for type checkers (under ``TYPE_CHECKING``), which ``exports`` reads as the table
+of where each name lives, and ``__all__`` as the API.
 
 ``sdk`` does the same for a provider SDK inside a component module: a stack on a cluster it did not make
 registers no AWS resource, and one with an existing key no GitHub or TLS resource, so its program (every
@@ -13,9 +14,11 @@ bench/README.md has the figure) or ``pulumi_github``.
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -23,30 +26,62 @@ __all__ = ["exports", "sdk"]
 
 
 def exports(
-    package: str,
-    modules: Mapping[str, Sequence[str]],
-    computed: Mapping[str, Callable[[], Any]] | None = None,
+    package: str, computed: Mapping[str, Callable[[], Any]] | None = None
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The ``__getattr__`` and ``__dir__`` of ``package``, which re-exports ``modules[m]`` from each ``m``,
-    and whose ``computed`` attributes (``__version__``) are each made by a call, once."""
-    where = {name: module for module, names in modules.items() for name in names}
+    """The ``__getattr__`` and ``__dir__`` of ``package``, which re-exports each name its ``TYPE_CHECKING``
+    block imports, from the module it names there; its ``computed`` attributes (``__version__``) are
+    each made by a call, once.
+
+    The block type checkers read is the one table of where a name lives: it is read from the package's
+    source on the first name looked up, not when the package is imported.
+    """
     made = dict(computed or {})
+    table: dict[str, tuple[str, str]] = {}
+
+    def where() -> dict[str, tuple[str, str]]:
+        if not table:
+            table.update(_type_checking_imports(sys.modules[package]))
+        return table
 
     def __getattr__(name: str) -> Any:
-        module = where.get(name)
         if name in made:
             value = made[name]()
-        elif module is None:
+        elif name.startswith("__") or name not in where():
+            # Dunders are the import system's and tools' questions: no export answers them.
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         else:
-            value = getattr(importlib.import_module(module), name)
+            module, original = where()[name]
+            value = getattr(importlib.import_module(module), original)
         setattr(sys.modules[package], name, value)  # found once: later lookups are plain attributes
         return value
 
     def __dir__() -> list[str]:
-        return sorted([*where, *made])
+        # The API: what is imported lazily and what the package defines or imports itself.
+        return sorted({*where(), *made, *getattr(sys.modules[package], "__all__", ())})
 
     return __getattr__, __dir__
+
+
+def _type_checking_imports(package: ModuleType) -> dict[str, tuple[str, str]]:
+    """Each name that ``from <module> import <name> [as <bound>]`` binds under ``package``'s
+    ``if TYPE_CHECKING:``, mapped to the absolute name of ``<module>`` and ``<name>``."""
+    get_source = getattr(package.__loader__, "get_source", None)
+    source = get_source(package.__name__) if get_source else None
+    if source is None:
+        name = package.__name__
+        raise ImportError(f"{name}'s source is needed to find its re-exports", name=name)
+    blocks = [
+        node.body
+        for node in ast.parse(source).body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+    ]
+    names: dict[str, tuple[str, str]] = {}
+    for statement in (statement for block in blocks for statement in block):
+        if isinstance(statement, ast.ImportFrom):
+            relative = "." * statement.level + (statement.module or "")
+            module = importlib.util.resolve_name(relative, package.__name__)
+            names.update((alias.asname or alias.name, (module, alias.name)) for alias in statement.names)
+    return names
 
 
 class _Sdk:

@@ -118,103 +118,6 @@ if TYPE_CHECKING:
     from .stack_status import status
     from .teardown import DEFAULT_DRAIN_TIMEOUT, destroy
 
-_EXPORTS = {
-    "gitops_infra.automation.drift": ("detect_drift",),
-    "gitops_infra.automation.fleet": (
-        "DriftCause",
-        "FleetDrift",
-        "FleetPreview",
-        "FleetSpec",
-        "FleetStack",
-        "Matrix",
-        "MatrixEntry",
-        "Operation",
-        "Shard",
-        "StackDrift",
-        "StackError",
-        "StackPreview",
-        "changed_since",
-        "detect_drift_all",
-        "fleet_matrix",
-        "fleet_stacks",
-        "indexed_job",
-        "merge_drift_reports",
-        "parse_selector",
-        "preview_all",
-        "project_stacks",
-        "status_all",
-    ),
-    "gitops_infra.automation.operations": (
-        "history",
-        "preview",
-        "refresh",
-        "up",
-    ),
-    "gitops_infra.automation.options": (
-        "DEFAULT_PARALLEL",
-        "EventCallback",
-        "PREVIOUS",
-        "StackOptions",
-    ),
-    "gitops_infra.automation.plan": (
-        "ConfigStep",
-        "offline_plan",
-    ),
-    "gitops_infra.automation.promotion": (
-        "promote",
-        "require_promoted",
-    ),
-    "gitops_infra.automation.recovery": ("recover",),
-    "gitops_infra.automation.results": (
-        "ALL_LAYERS",
-        "COMPUTED",
-        "Deployment",
-        "DeploymentKind",
-        "DeploymentResult",
-        "DestroyPreview",
-        "DestroyResult",
-        "DrainResult",
-        "DriftKind",
-        "DriftReport",
-        "DriftedResource",
-        "FluxStatus",
-        "GitOpsReport",
-        "GitOpsSource",
-        "GitOpsSync",
-        "KubeObject",
-        "Layer",
-        "Orphan",
-        "Plan",
-        "PlannedResource",
-        "PreviewResult",
-        "PromotionEvidence",
-        "PromotionResult",
-        "PropertyDiff",
-        "RecoverResult",
-        "RefreshResult",
-        "SECRET",
-        "StackLock",
-        "StackStatus",
-        "Step",
-        "SweepResult",
-        "UpResult",
-    ),
-    "gitops_infra.automation.rollback": ("rollback_to_commit",),
-    "gitops_infra.automation.signals": (
-        "Interruption",
-        "cancel_on_signals",
-    ),
-    "gitops_infra.automation.stack_name": (
-        "StackName",
-        "parse_stack_name",
-    ),
-    "gitops_infra.automation.stack_status": ("status",),
-    "gitops_infra.automation.teardown": (
-        "DEFAULT_DRAIN_TIMEOUT",
-        "destroy",
-    ),
-}
-
 __all__ = [
     "ALL_LAYERS",
     "COMPUTED",
@@ -294,4 +197,4 @@ __all__ = [
     "up",
 ]
 
-__getattr__, __dir__ = exports(__name__, _EXPORTS)
+__getattr__, __dir__ = exports(__name__)

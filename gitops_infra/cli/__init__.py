@@ -42,4 +42,4 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_PENDING", "main", "to_markdown"]
 
 # The commands' renderings load with the commands: `--help` pays for neither.
-__getattr__, __dir__ = exports(__name__, {"gitops_infra.cli._render": ("to_markdown",)})
+__getattr__, __dir__ = exports(__name__)

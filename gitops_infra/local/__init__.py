@@ -38,14 +38,6 @@ if TYPE_CHECKING:
 
 # Lazy, so that importing this package (and the CLI that offers `local`) loads neither the extra's
 # packages nor the harness until a name is used.
-_EXPORTS = {
-    "gitops_infra.local._cluster": ("LocalCluster",),
-    "gitops_infra.local._fleet_server": ("DeployKeyPair", "FleetServer"),
-    "gitops_infra.local._github": ("GitHubApp", "GitHubAppServer"),
-    "gitops_infra.local._processes": ("free_port", "running"),
-    "gitops_infra.local._project": ("Toolchain",),
-}
-
 __all__ = [
     "DeployKeyPair",
     "FleetServer",
@@ -57,4 +49,4 @@ __all__ = [
     "running",
 ]
 
-__getattr__, __dir__ = exports(__name__, _EXPORTS)
+__getattr__, __dir__ = exports(__name__)

@@ -6,15 +6,20 @@ Each case runs in a fresh interpreter, so that what it imports is all that ``sys
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import click
 import pytest
 
 import gitops_infra
 import gitops_infra.automation
+import gitops_infra.automation.fleet
+import gitops_infra.automation.results
+import gitops_infra.cli
 import gitops_infra.local
 
 from ..support import REPO_ROOT
@@ -191,7 +196,17 @@ def test_importing_the_packages_loads_no_sdk_until_a_name_is_used() -> None:
     assert _heavy(_modules_after(code)) == []
 
 
-@pytest.mark.parametrize("package", [gitops_infra, gitops_infra.automation, gitops_infra.local])
+LAZY_PACKAGES = [
+    gitops_infra,
+    gitops_infra.automation,
+    gitops_infra.automation.fleet,
+    gitops_infra.automation.results,
+    gitops_infra.cli,
+    gitops_infra.local,
+]
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES, ids=lambda package: package.__name__)
 def test_every_lazy_name_is_in_all_and_resolves(package: types.ModuleType) -> None:
     listed = package.__all__
     assert sorted(name for name in dir(package) if not name.startswith("_")) == sorted(listed)
@@ -199,6 +214,44 @@ def test_every_lazy_name_is_in_all_and_resolves(package: types.ModuleType) -> No
         assert getattr(package, name) is not None, name
     with pytest.raises(AttributeError, match="no_such_name"):
         package.no_such_name  # noqa: B018
+
+
+def test_a_lazy_package_reexports_what_its_type_checking_block_imports_and_reads_it_on_first_use(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "lazy_probe"
+    package.mkdir()
+    (package / "pieces.py").write_text("VALUE = 'from pieces'\nOTHER = 2\n")
+    (package / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from gitops_infra._lazy import exports\n"
+        "if TYPE_CHECKING:\n"
+        "    from .pieces import VALUE as RENAMED, OTHER\n"
+        "    from json import dumps\n"
+        "    import os\n"  # not a `from` import: nothing to re-export
+        "UNTYPED = 1\n"
+        "__all__ = ['OTHER', 'RENAMED', 'dumps']\n"
+        "__getattr__, __dir__ = exports(__name__)\n"
+    )
+    code = (
+        "import sys, json\n"
+        "import lazy_probe\n"
+        "assert 'lazy_probe.pieces' not in sys.modules\n"
+        "names = dir(lazy_probe)\n"
+        "got = [lazy_probe.RENAMED, lazy_probe.OTHER, lazy_probe.dumps is json.dumps]\n"
+        "try:\n"
+        "    lazy_probe.VALUE\n"
+        "except AttributeError as error:\n"
+        "    got.append(str(error))\n"
+        "print(json.dumps([names, got]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO_ROOT)])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        ["OTHER", "RENAMED", "dumps"],
+        ["from pieces", 2, True, "module 'lazy_probe' has no attribute 'VALUE'"],
+    ]
 
 
 def test_no_public_name_is_shadowed_by_a_submodule_once_everything_is_imported() -> None:

@@ -40,35 +40,6 @@ if TYPE_CHECKING:
     )
     from .runners import changed_since, fleet_matrix, indexed_job
 
-_EXPORTS = {
-    "gitops_infra.automation.fleet.inventory": (
-        "FleetSpec",
-        "FleetStack",
-        "Shard",
-        "fleet_stacks",
-        "parse_selector",
-    ),
-    "gitops_infra.automation.fleet.operations": (
-        "detect_drift_all",
-        "preview_all",
-        "project_stacks",
-        "status_all",
-    ),
-    "gitops_infra.automation.fleet.reports": ("merge_drift_reports",),
-    "gitops_infra.automation.fleet.results": (
-        "DriftCause",
-        "FleetDrift",
-        "FleetPreview",
-        "Matrix",
-        "MatrixEntry",
-        "Operation",
-        "StackDrift",
-        "StackError",
-        "StackPreview",
-    ),
-    "gitops_infra.automation.fleet.runners": ("changed_since", "fleet_matrix", "indexed_job"),
-}
-
 __all__ = [
     "DriftCause",
     "FleetDrift",
@@ -94,4 +65,4 @@ __all__ = [
     "status_all",
 ]
 
-__getattr__, __dir__ = exports(__name__, _EXPORTS)
+__getattr__, __dir__ = exports(__name__)

@@ -36,43 +36,6 @@ if TYPE_CHECKING:
     from .status import RecoverResult, StackError, StackLock, StackStatus
     from .teardown import DestroyPreview, DestroyResult, DrainResult, KubeObject, Orphan, SweepResult
 
-_EXPORTS = {
-    "gitops_infra.redaction": ("SECRET",),
-    "gitops_infra.automation.results.deployments": (
-        "Deployment",
-        "DeploymentKind",
-        "DeploymentResult",
-        "PreviewResult",
-        "PromotionEvidence",
-        "PromotionResult",
-        "RecordedResult",
-        "RefreshResult",
-        "Step",
-        "UpResult",
-        "changes_of",
-    ),
-    "gitops_infra.automation.results.drift": (
-        "ALL_LAYERS",
-        "DriftKind",
-        "DriftReport",
-        "DriftedResource",
-        "Layer",
-        "PropertyDiff",
-    ),
-    "gitops_infra.automation.results.gitops": ("FluxStatus", "GitOpsReport", "GitOpsSource", "GitOpsSync"),
-    "gitops_infra.automation.results.jsonable": ("to_jsonable",),
-    "gitops_infra.automation.results.plan": ("COMPUTED", "NOTE", "Plan", "PlannedResource"),
-    "gitops_infra.automation.results.status": ("RecoverResult", "StackError", "StackLock", "StackStatus"),
-    "gitops_infra.automation.results.teardown": (
-        "DestroyPreview",
-        "DestroyResult",
-        "DrainResult",
-        "KubeObject",
-        "Orphan",
-        "SweepResult",
-    ),
-}
-
 __all__ = [
     "ALL_LAYERS",
     "COMPUTED",
@@ -113,4 +76,4 @@ __all__ = [
     "to_jsonable",
 ]
 
-__getattr__, __dir__ = exports(__name__, _EXPORTS)
+__getattr__, __dir__ = exports(__name__)

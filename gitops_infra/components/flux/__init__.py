@@ -27,61 +27,15 @@ This package re-exports every piece's public names, and the modes and defaults o
 from __future__ import annotations
 
 from gitops_infra.checks import DEFAULT_BRANCH, kubernetes_floor_problem
-from gitops_infra.components.flux._names import FLUX_SECRET_NAME, FLUX_SYNC_NAME
-from gitops_infra.components.flux.bootstrap import FluxBootstrap, FluxBootstrapArgs
-from gitops_infra.components.flux.install import (
-    FLUX_CHART,
-    FLUX_CHART_REPOSITORY,
-    REQUIRED_COMPONENTS,
-    InstallOptions,
-    build_install,
-    install_values,
-)
-from gitops_infra.components.flux.notifications import (
-    NOTIFICATION_ADDRESS_KEY,
-    NOTIFICATION_API_VERSION,
-    NOTIFICATION_WEBHOOK_SECRET_NAME,
-    NotificationArgs,
-    Notifications,
-    build_notifications,
-    notification_manifests,
-)
-from gitops_infra.components.flux.source_secret import (
-    GITHUB_APP_BASE_URL_KEY,
-    GITHUB_APP_ID_KEY,
-    GITHUB_APP_INSTALLATION_ID_KEY,
-    GITHUB_APP_PRIVATE_KEY_KEY,
-    GITHUB_APP_SECRET_NAME,
-    GITHUB_PROVIDER,
-    IDENTITY_KEY,
-    IDENTITY_PUB_KEY,
-    KNOWN_HOSTS_KEY,
-    SOPS_AGE_KEY,
-    SOPS_SECRET_NAME,
-    GitAuth,
-    GitHubAppSecretOptions,
-    SourceSecretOptions,
-    build_sops_secret,
-    build_source_secret,
-    credential_digest,
-    source_secret_data,
-)
-from gitops_infra.components.flux.sync import (
-    GIT_REPOSITORY_API_VERSION,
-    HANDLED_REQUEST_PATH,
-    KUSTOMIZATION_API_VERSION,
-    KUSTOMIZATION_DELETION_POLICY,
-    RECONCILE_REQUEST_ANNOTATION,
-    TIMEOUT_ANNOTATION,
-    WAIT_FOR_ANNOTATION,
-    WAIT_FOR_READY,
-    SyncObjects,
-    SyncOptions,
-    build_sync,
-    git_repository_manifest,
-    kustomization_manifest,
-    ready_annotations,
-)
+from gitops_infra.components.flux import _names, bootstrap, install, notifications, source_secret, sync
+
+# Each piece's public names are its `__all__`, re-exported whole, as Pulumi's own SDK packages do.
+from gitops_infra.components.flux._names import *  # noqa: F403
+from gitops_infra.components.flux.bootstrap import *  # noqa: F403
+from gitops_infra.components.flux.install import *  # noqa: F403
+from gitops_infra.components.flux.notifications import *  # noqa: F403
+from gitops_infra.components.flux.source_secret import *  # noqa: F403
+from gitops_infra.components.flux.sync import *  # noqa: F403
 from gitops_infra.defaults import (
     DEFAULT_COMPONENTS,
     DEFAULT_GIT_INTERVAL,
@@ -105,62 +59,19 @@ __all__ = [
     "DEFAULT_INTERVAL",
     "DEFAULT_RETRY_INTERVAL",
     "DEFAULT_TIMEOUT",
-    "FLUX_CHART",
-    "FLUX_CHART_REPOSITORY",
     "FLUX_CHART_VERSION",
     "FLUX_NAMESPACE",
-    "FLUX_SECRET_NAME",
-    "FLUX_SYNC_NAME",
     "FLUX_VERSION",
-    "GITHUB_APP_BASE_URL_KEY",
-    "GITHUB_APP_ID_KEY",
-    "GITHUB_APP_INSTALLATION_ID_KEY",
-    "GITHUB_APP_PRIVATE_KEY_KEY",
-    "GITHUB_APP_SECRET_NAME",
-    "GITHUB_PROVIDER",
-    "GIT_REPOSITORY_API_VERSION",
-    "HANDLED_REQUEST_PATH",
-    "IDENTITY_KEY",
-    "IDENTITY_PUB_KEY",
-    "KNOWN_HOSTS_KEY",
     "KUBERNETES_FLOOR",
-    "KUSTOMIZATION_API_VERSION",
-    "KUSTOMIZATION_DELETION_POLICY",
     "MIN_KUBERNETES_VERSION",
-    "NOTIFICATION_ADDRESS_KEY",
-    "NOTIFICATION_API_VERSION",
-    "NOTIFICATION_WEBHOOK_SECRET_NAME",
-    "RECONCILE_REQUEST_ANNOTATION",
-    "REQUIRED_COMPONENTS",
-    "SOPS_AGE_KEY",
-    "SOPS_SECRET_NAME",
-    "TIMEOUT_ANNOTATION",
-    "WAIT_FOR_ANNOTATION",
-    "WAIT_FOR_READY",
-    "FluxBootstrap",
-    "FluxBootstrapArgs",
     "FluxComponent",
     "FluxInstall",
-    "GitAuth",
-    "GitHubAppSecretOptions",
-    "InstallOptions",
-    "NotificationArgs",
-    "Notifications",
-    "SourceSecretOptions",
-    "SyncObjects",
-    "SyncOptions",
-    "build_install",
-    "build_notifications",
-    "build_sops_secret",
-    "build_source_secret",
-    "build_sync",
-    "credential_digest",
-    "git_repository_manifest",
     "image_automation_enabled",
-    "install_values",
     "kubernetes_floor_problem",
-    "kustomization_manifest",
-    "notification_manifests",
-    "ready_annotations",
-    "source_secret_data",
 ]
+__all__ += _names.__all__
+__all__ += bootstrap.__all__
+__all__ += install.__all__
+__all__ += notifications.__all__
+__all__ += source_secret.__all__
+__all__ += sync.__all__
