@@ -61,6 +61,8 @@ if TYPE_CHECKING:
         SourceSecretOptions,
         SyncOptions,
         TaintEffect,
+        Tenant,
+        TenantArgs,
         read_environment,
     )
     from gitops_infra.config import StackConfig, StackSecrets, load_config, load_stack_config
@@ -113,6 +115,8 @@ __all__ = [
     "StackSecrets",
     "SyncOptions",
     "TaintEffect",
+    "Tenant",
+    "TenantArgs",
     "build_platform",
     "contract_schema",
     "environment_data",

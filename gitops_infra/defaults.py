@@ -19,12 +19,18 @@ __all__ = [
     "DEFAULT_GIT_INTERVAL",
     "DEFAULT_INTERVAL",
     "DEFAULT_RETRY_INTERVAL",
+    "DEFAULT_SERVICE_ACCOUNT",
+    "DEFAULT_TENANT_ROLE",
     "DEFAULT_TIMEOUT",
     "FLUX_CHART_VERSION",
     "FLUX_NAMESPACE",
+    "FLUX_TENANT_LABEL",
     "FLUX_VERSION",
     "KUBERNETES_FLOOR",
     "MIN_KUBERNETES_VERSION",
+    "ROOT_SERVICE_ACCOUNT",
+    "TENANT_LABEL",
+    "TENANT_PATH_TEMPLATE",
     "CapacityType",
     "EndpointAccess",
     "FluxComponent",
@@ -35,6 +41,7 @@ __all__ = [
     "RepositoryVisibility",
     "TaintEffect",
     "image_automation_enabled",
+    "tenant_path",
 ]
 
 # -- the cluster (EksCluster) ----------------------------------------------------------------------------
@@ -162,3 +169,28 @@ DEFAULT_COMPONENTS: tuple[FluxComponent, ...] = (
 def image_automation_enabled(components: Sequence[FluxComponent]) -> bool:
     """True when image automation runs, which is the only time Flux writes to git."""
     return FluxComponent.IMAGE_AUTOMATION_CONTROLLER in components
+
+
+# -- tenants (Tenant) -------------------------------------------------------------------------------------
+
+DEFAULT_TENANT_ROLE = "admin"
+"""The ClusterRole a tenant's RoleBindings grant in each of its namespaces: Kubernetes' own ``admin``,
+which reaches nothing cluster-wide and cannot change the namespace's ResourceQuota or LimitRange."""
+TENANT_PATH_TEMPLATE = "tenants/{name}"
+"""Where a tenant syncing from the fleet repository keeps its manifests, unless ``source.path`` says."""
+TENANT_LABEL = "gitops-infra.io/tenant"
+"""The label naming the tenant on its namespaces, GitRepository and Kustomization: what the automation
+layer finds a tenant's sync by."""
+FLUX_TENANT_LABEL = "toolkit.fluxcd.io/tenant"
+"""Flux's own label for a tenant's namespace (what ``flux create tenant`` writes)."""
+DEFAULT_SERVICE_ACCOUNT = "default"
+"""What Flux impersonates, with tenants, for an object that names no service account
+(``--default-service-account``): each namespace's ``default``, which is bound to nothing."""
+ROOT_SERVICE_ACCOUNT = "kustomize-controller"
+"""The identity the platform's root Kustomization states when tenants lock Flux down: the controller's own
+service account, which the Flux install binds to cluster-admin."""
+
+
+def tenant_path(name: str) -> str:
+    """The fleet path of tenant ``name`` by default (``TENANT_PATH_TEMPLATE``)."""
+    return TENANT_PATH_TEMPLATE.format(name=name)

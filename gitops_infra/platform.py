@@ -1,15 +1,16 @@
-"""Compose the components from a validated config: cluster → deploy key → Flux → environment.
+"""Compose the components from a validated config: cluster → deploy key → Flux → environment → tenants.
 
 dev and prod differ only in their config; this module has no per-environment branches. Three modes stand
 beside the defaults, each a config choice: ``cluster.existing`` (a kubeconfig, no AWS resource),
 ``git.deployKey.existing`` (a key registered outside this stack, no TLS or GitHub resource) and
 ``git.githubApp`` (Flux fetches as a GitHub App: no key at all). ``github.appAuth`` makes the GitHub
-provider authenticate as an App instead of with a personal token.
+provider authenticate as an App instead of with a personal token. ``tenants`` onboard app teams, each
+after Flux (its CRDs) and with Flux locked down while there are any.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -38,7 +39,9 @@ from gitops_infra.components.flux import (
     SourceSecretOptions,
     SyncOptions,
 )
-from gitops_infra.config import ClusterSpec, StackConfig, platform_name
+from gitops_infra.components.tenant import Tenant, TenantArgs
+from gitops_infra.config import ClusterSpec, StackConfig, TenantSpec, platform_name
+from gitops_infra.defaults import ROOT_SERVICE_ACCOUNT
 
 if TYPE_CHECKING:
     import pulumi_github as github
@@ -66,11 +69,15 @@ class Platform:
     github_provider: github.Provider | None = None
     deploy_key: DeployKey | None = None
     fleet_repository: FleetRepository | None = None
+    tenants: tuple[Tenant, ...] = ()
+    """One per tenant of the config, in its order."""
 
     def outputs(self) -> dict[str, pulumi.Input[object]]:
         """The stack outputs, by their exported names (the kubeconfig stays secret).
 
-        An existing cluster exports neither a kubeconfig (you hold it) nor an OIDC provider.
+        An existing cluster exports neither a kubeconfig (you hold it) nor an OIDC provider. ``tenants``
+        (only when there are any) is each tenant's name, home namespace, namespaces and Kustomization,
+        sorted by name: what the automation layer knows the tenants by.
         """
         outputs: dict[str, pulumi.Input[object]] = {
             "clusterName": platform_name(self.config.environment, self.config.cluster)
@@ -83,11 +90,26 @@ class Platform:
                 "kubeconfig": self.cluster.kubeconfig,
                 "oidcProviderArn": self.cluster.oidc_provider_arn,
             }
+        if self.config.tenants:
+            outputs["tenants"] = tenant_outputs(self.config.tenants)
         return outputs | {
             "fluxNamespace": self.flux.namespace,
             "gitRepositoryUrl": self.flux.repository_url,
             "environment": self.environment.environment,
         }
+
+
+def tenant_outputs(tenants: tuple[TenantSpec, ...]) -> list[dict[str, object]]:
+    """The stack output ``tenants``: plain values from the config, sorted by name, known at preview."""
+    return [
+        {
+            "name": tenant.name,
+            "namespace": tenant.home_namespace,
+            "namespaces": list(tenant.tenant_namespaces),
+            "kustomization": tenant.name,
+        }
+        for tenant in sorted(tenants, key=lambda tenant: tenant.name)
+    ]
 
 
 ENVIRONMENT_TAG = "environment"
@@ -156,6 +178,7 @@ def _install_options(config: StackConfig) -> InstallOptions | None:
         tolerations=[t.model_dump(by_alias=True, exclude_none=True) for t in flux.tolerations],
         node_selector=flux.node_selector,
         kubernetes_version=cluster.kubernetes_version if isinstance(cluster, ClusterSpec) else None,
+        multi_tenancy=bool(config.tenants),
     )
 
 
@@ -172,6 +195,9 @@ def _sync_options(config: StackConfig) -> SyncOptions:
         timeout=flux.timeout,
         ready_timeout=flux.ready_timeout,
         health_checks=[check.model_dump(by_alias=True) for check in flux.health_checks],
+        # Locked down, an object that names no service account gets the namespace's `default`, which
+        # can do nothing: the root states the controller's own, cluster-admin identity.
+        service_account_name=ROOT_SERVICE_ACCOUNT if config.tenants else None,
     )
 
 
@@ -208,9 +234,9 @@ def _github(
 ) -> tuple[github.Provider | None, FleetRepository | None]:
     """The GitHub provider, if anything is made on GitHub, and the fleet repository, if it is managed."""
     git = config.git
-    if not git.registers_deploy_key and not git.manages_repository:
+    if not git.registers_deploy_key and not git.manages_repository and not _tenant_keys(config):
         return None, None
-    assert git.owner is not None and git.repository is not None  # config validation requires them here
+    assert git.owner is not None  # config validation requires it here
     app = config.github.app_auth
     app_auth = None
     if app is not None:
@@ -231,6 +257,7 @@ def _github(
     )
     if not git.manages_repository:
         return provider, None
+    assert git.repository is not None  # ...and this for a repository it manages
     fleet = FleetRepository(
         f"{name}-fleet-repository",
         FleetRepositoryArgs(
@@ -295,6 +322,89 @@ def _deploy_key(
     return source, deploy_key
 
 
+def _tenant_keys(config: StackConfig) -> list[TenantSpec]:
+    """The tenants whose own repository gets a deploy key made and registered on GitHub."""
+    return [
+        tenant
+        for tenant in config.tenants
+        if tenant.source.repository is not None and tenant.source.repository.registers_deploy_key
+    ]
+
+
+def _tenant_args(config: StackConfig, name: str, tenant: TenantSpec, fleet_auth: GitAuth) -> TenantArgs:
+    """A tenant's Args: the fleet repository with the platform's credential, or its own repository."""
+    flux, repository = config.flux, tenant.source.repository
+    fleet = TenantArgs(
+        name=tenant.name,
+        url=config.git.sync_url,
+        branch=config.git.branch,
+        path=tenant.fleet_path or ".",
+        auth=fleet_auth,
+        namespaces=tenant.tenant_namespaces,
+        role=tenant.role,
+        quota=tenant.quota,
+        limits=[limit.model_dump(by_alias=True, exclude_none=True) for limit in tenant.limits],
+        environment=config.environment,
+        substitute=flux.substitute,
+        git_interval=flux.git_interval,
+        interval=flux.interval,
+        retry_interval=flux.retry_interval,
+        timeout=flux.timeout,
+        ready_timeout=flux.ready_timeout,
+    )
+    if repository is None:
+        return fleet
+    own = replace(fleet, url=repository.url, branch=repository.branch, path=repository.path, auth=None)
+    keys = config.secrets.tenant_keys
+    known_hosts = repository.known_hosts or GITHUB_KNOWN_HOSTS
+    if repository.github_app is not None:
+        app = repository.github_app
+        auth = GitHubAppSecretOptions(
+            app_id=app.app_id,
+            installation_id=app.installation_id,
+            private_key=keys[app.private_key],
+            base_url=app.base_url,
+        )
+        return replace(own, auth=auth)
+    existing = repository.deploy_key.existing
+    if existing is not None:
+        key = SourceSecretOptions(
+            private_key=keys[existing.private_key], public_key=existing.public_key, known_hosts=known_hosts
+        )
+        return replace(own, auth=key)
+    github_repository = repository.github_repository
+    assert github_repository is not None  # config validation requires github.com for a generated key
+    deploy_key = DeployKeyArgs(
+        repository=github_repository[1],
+        algorithm=repository.deploy_key.algorithm,
+        title=f"flux-{name}-tenant-{tenant.name}",
+        rotation=repository.deploy_key.rotation,
+        known_hosts=known_hosts,
+    )
+    return replace(own, deploy_key=deploy_key)
+
+
+def _tenants(
+    config: StackConfig,
+    name: str,
+    on_cluster: pulumi.ResourceOptions,
+    flux: FluxBootstrap,
+    source: GitAuth,
+    github_provider: github.Provider | None,
+) -> tuple[Tenant, ...]:
+    """Each tenant, after Flux (its CRDs, and its lockdown) on the cluster's provider, and GitHub's."""
+    # The GitHub provider registers a tenant's generated deploy key; Flux's objects need its CRDs.
+    extra: list[pulumi.ProviderResource] = [github_provider] if github_provider is not None else []
+    opts = pulumi.ResourceOptions.merge(
+        on_cluster, pulumi.ResourceOptions(depends_on=[flux], providers=extra)
+    )
+    tenants = [
+        Tenant(f"{name}-tenant-{tenant.name}", _tenant_args(config, name, tenant, source), opts=opts)
+        for tenant in config.tenants
+    ]
+    return tuple(tenants)
+
+
 def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> Platform:
     """Build the whole platform for ``config``; ``opts`` apply to every top-level component."""
     name = platform_name(config.environment, config.cluster)
@@ -326,6 +436,7 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         ),
         opts=on_cluster,
     )
+    tenants = _tenants(config, name, on_cluster, flux, source, github_provider)
     return Platform(
         config=config,
         kubernetes_provider=provider,
@@ -336,4 +447,5 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         github_provider=github_provider,
         deploy_key=deploy_key,
         fleet_repository=fleet,
+        tenants=tenants,
     )

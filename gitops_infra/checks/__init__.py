@@ -19,6 +19,7 @@ One module per thing checked; every name is also this package's, so callers writ
     github        GitHub hosts and API URLs, App IDs, repository names
     flux          Flux's controllers, chart version, Kubernetes floor, reconcile requests
     stacks        prod stacks, plaintext private keys, the fleet section
+    tenants       tenants' namespaces and roles, quota quantities, nested sync paths
 
 Example::
 
@@ -96,6 +97,7 @@ from gitops_infra.checks.github import (
     github_host,
     github_id,
     github_id_problem,
+    github_ssh_repository,
     repository_name_problem,
 )
 from gitops_infra.checks.iam import (
@@ -153,6 +155,17 @@ from gitops_infra.checks.stacks import (
     is_prod,
     private_key_paths,
 )
+from gitops_infra.checks.tenants import (
+    LIMIT_TYPES,
+    QUANTITY_PATTERN,
+    RESERVED_NAMESPACES,
+    paths_overlap,
+    quantity_problem,
+    rbac_name_problem,
+    reserved_namespace_problem,
+    resource_name_problem,
+    tenant_namespaces_problems,
+)
 
 __all__ = [
     "ADMINS_NEED_CREATOR",
@@ -188,6 +201,7 @@ __all__ = [
     "KUBERNETES_MINOR_PATTERN",
     "LABEL_KEY_PATTERN",
     "LABEL_VALUE_PATTERN",
+    "LIMIT_TYPES",
     "MAX_NODE_GROUP_SIZE",
     "MAX_READY_TIMEOUT",
     "MAX_ZONES",
@@ -198,11 +212,13 @@ __all__ = [
     "PLAINTEXT_PRIVATE_KEY",
     "PRIVATE_KEY_PATTERN",
     "PROD_ENVIRONMENTS",
+    "QUANTITY_PATTERN",
     "READY_MARGIN",
     "RECONCILE_REQUEST_ANNOTATION",
     "RECONCILE_REQUEST_PATTERN",
     "REPOSITORY_PATTERN",
     "REQUIRED_FLUX_COMPONENTS",
+    "RESERVED_NAMESPACES",
     "SSH_URL_PATTERN",
     "TOLERATION_EFFECTS",
     "admins_problem",
@@ -227,6 +243,7 @@ __all__ = [
     "github_host",
     "github_id",
     "github_id_problem",
+    "github_ssh_repository",
     "go_duration_problem",
     "https_url_problem",
     "iam_principal_problem",
@@ -247,16 +264,22 @@ __all__ = [
     "node_group_size_problems",
     "notifications_problem",
     "parse_duration",
+    "paths_overlap",
     "principal_key",
     "private_key_paths",
     "private_subnets_problem",
+    "quantity_problem",
+    "rbac_name_problem",
     "ready_timeout_after_timeout_problem",
     "ready_timeout_problem",
     "reconcile_request_problem",
     "relative_path_problem",
     "repository_name_problem",
+    "reserved_namespace_problem",
+    "resource_name_problem",
     "ssh_url_host",
     "ssh_url_problem",
+    "tenant_namespaces_problems",
     "toleration_problems",
     "vpc_cidr_problem",
 ]

@@ -22,6 +22,7 @@ __all__ = [
     "github_host",
     "github_id",
     "github_id_problem",
+    "github_ssh_repository",
     "repository_name_problem",
 ]
 
@@ -122,3 +123,13 @@ def repository_name_problem(value: object) -> str | None:
     if isinstance(value, str) and "/" in value:
         return "must be a repository name, not owner/name"
     return pattern_problem(_REPOSITORY, value, "must be a repository name")
+
+
+def github_ssh_repository(url: str) -> tuple[str, str] | None:
+    """``(owner, repository)`` of an ``ssh://`` URL of a repository on github.com (``.git`` or not), the
+    only place a generated deploy key is registered; ``None`` for any other URL."""
+    prefix = f"ssh://git@{GITHUB_HOST}/"
+    parts = url.removeprefix(prefix).removesuffix(".git").split("/") if url.startswith(prefix) else []
+    if len(parts) != 2 or repository_name_problem(parts[1]) is not None or not parts[0]:
+        return None
+    return parts[0], parts[1]

@@ -9,6 +9,7 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
     gitops-infra:flux          FluxSpec       (controllers, sync settings, SOPS, notifications)
     gitops-infra:tags          Mapping[str, str] (AWS tags on everything that takes them)
     gitops-infra:fleet         FleetSpec, optional (wave, labels, role: read by ``gitops-infra fleet``)
+    gitops-infra:tenants       a list of TenantSpec, optional (app teams: namespaces, source, role, quota)
     gitops-infra:githubToken   secret, optional (else github.appAuth, else GITHUB_TOKEN)
     gitops-infra:sopsAgeKey    secret, required when ``flux.sops`` is true
     gitops-infra:notificationWebhook  secret, the address ``flux.notifications`` posts to
@@ -17,9 +18,9 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
     github:baseUrl             not read: the platform's GitHub provider is its own (a problem unless it
                                names that provider's GitHub anyway)
 
-One module per section (``cluster``, ``git``, ``github``, ``flux``; ``environment`` is the contract's
-model, :mod:`gitops_infra.contract`), on the field types they share (``_fields``). ``stack`` holds the
-namespace's keys and what a loaded config is (``StackConfig``, ``StackSecrets``, ``platform_name``).
+One module per section (``cluster``, ``git``, ``github``, ``flux``, ``tenants``; ``environment`` is the
+contract's model, :mod:`gitops_infra.contract`), on the field types they share (``_fields``). ``stack`` holds
+the namespace's keys and what a loaded config is (``StackConfig``, ``StackSecrets``, ``platform_name``).
 
 ``load_config`` validates a plain mapping (what ``Pulumi.<stack>.yaml`` holds under ``config:``);
 ``load_stack_config`` reads the same keys from ``pulumi.Config`` inside a running program. Both live in
@@ -64,6 +65,7 @@ from gitops_infra.config.stack import (
     StackSecrets,
     platform_name,
 )
+from gitops_infra.config.tenants import LimitSpec, TenantRepositorySpec, TenantSourceSpec, TenantSpec
 
 __all__ = [
     "PROJECT",
@@ -83,6 +85,7 @@ __all__ = [
     "GitHubSpec",
     "GitSpec",
     "HealthCheckSpec",
+    "LimitSpec",
     "NetworkSpec",
     "NewVpcSpec",
     "NodeGroupSpec",
@@ -90,6 +93,9 @@ __all__ = [
     "StackConfig",
     "StackSecrets",
     "TaintSpec",
+    "TenantRepositorySpec",
+    "TenantSourceSpec",
+    "TenantSpec",
     "TolerationSpec",
     "load_config",
     "load_stack_config",

@@ -20,6 +20,7 @@ from gitops_infra.config.stack import (
     StackSecrets,
     platform_name,
 )
+from gitops_infra.config.tenants import TenantSpec, tenant_problems
 from gitops_infra.contract import Environment
 
 __all__ = ["problems_across_sections"]
@@ -31,6 +32,7 @@ def problems_across_sections(
     git: GitSpec | None,
     flux: FluxSpec | None,
     github: GitHubSpec | None,
+    tenants: tuple[TenantSpec, ...] | None = (),
     *,
     secrets: StackSecrets,
     aws_role_arn: str | None,
@@ -64,7 +66,26 @@ def problems_across_sections(
             f"{PROJECT}:environment.serviceNamespace: {environment.service_namespace!r} is also "
             "flux.namespace; app workloads and Flux need namespaces of their own"
         )
+    if tenants and environment is not None and flux is not None and git is not None:
+        problems.extend(_tenant_problems(tenants, environment, flux, git))
     return problems
+
+
+def _tenant_problems(
+    tenants: tuple[TenantSpec, ...], environment: Environment, flux: FluxSpec, git: GitSpec
+) -> list[str]:
+    """The tenants against each other and against the platform's namespaces, sync path and GitHub owner."""
+    platform_namespaces = {
+        environment.service_namespace: "environment.serviceNamespace",
+        flux.namespace: "flux.namespace",
+    }
+    problems = tenant_problems(
+        tenants,
+        platform_namespaces=platform_namespaces,
+        sync_path=git.sync_path(environment.name),
+        github_owner=git.owner,
+    )
+    return [f"{PROJECT}:{problem}" for problem in problems]
 
 
 def _flux_secret_problems(flux: FluxSpec, secrets: StackSecrets) -> list[str]:

@@ -28,6 +28,7 @@ from gitops_infra.config.stack import (
     StackConfig,
     StackSecrets,
 )
+from gitops_infra.config.tenants import TenantSpec
 from gitops_infra.contract import Environment
 from gitops_infra.errors import ConfigError
 
@@ -58,6 +59,8 @@ def _validate_section(section: str, value: Any, problems: list[str]) -> Any:
         if value is UNREADABLE:
             return {}
         return _validate_tags(value, problems)
+    if section == "tenants":
+        return None if value is UNREADABLE else _validate_tenants(value, problems)
     model = _SECTION_MODELS[section]
     if section == "cluster" and isinstance(value, Mapping) and "existing" in value:
         model = ExistingClusterSpec
@@ -97,6 +100,28 @@ def _validate_tags(value: Any, problems: list[str]) -> dict[str, str]:
     return tags
 
 
+def _key(part: str) -> str:
+    """A key as the file spells it: a field camelCase, a resource a quota names (``requests.cpu``) as is."""
+    return to_camel(part) if part.isidentifier() else part
+
+
+def _validate_tenants(value: Any, problems: list[str]) -> tuple[TenantSpec, ...] | None:
+    """Each tenant by its index, or ``None`` with their problems added (absent: no tenants)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple):
+        problems.append(f"{PROJECT}:tenants: must be a list of tenants, each a mapping with a name")
+        return None
+    tenants: list[TenantSpec] = []
+    for index, item in enumerate(value):
+        try:
+            tenants.append(TenantSpec.model_validate(item))
+        except ValidationError as exc:
+            where = f"{PROJECT}:tenants[{index}]"
+            problems.extend(validation_problems(exc, where, spell=_key, hints=PATTERN_HINTS))
+    return tuple(tenants) if len(tenants) == len(value) else None
+
+
 def build(
     values: Mapping[str, Any],
     *,
@@ -120,12 +145,14 @@ def build(
     git: GitSpec | None = sections["git"]
     flux: FluxSpec | None = sections["flux"]
     github: GitHubSpec | None = sections["github"]
+    tenants: tuple[TenantSpec, ...] | None = sections["tenants"]
     named = named_secrets(
         {
             section: model.model_dump(by_alias=True)
             for section, model in sections.items()
             if isinstance(model, BaseModel)
         }
+        | {"tenants": [tenant.model_dump(by_alias=True) for tenant in tenants or ()]}
     )
     # Read loosely too, so that a key an invalid section names is not also reported as unknown.
     known = {*SECTIONS, checks.FLEET_SECTION, *SECRET_KEYS, *named.values(), *named_secrets(values).values()}
@@ -144,6 +171,7 @@ def build(
             git,
             flux,
             github,
+            tenants,
             secrets=secrets,
             aws_role_arn=aws_role_arn,
             github_base_url=github_base_url,
@@ -176,9 +204,11 @@ def _read_secrets(
                 f"{PROJECT}:{where}: names the secret {PROJECT}:{key}, which is not set "
                 f"(pulumi config set --secret {key} ...)"
             )
+    tenant_keys = {key: read_secret(key) for where, key in named.items() if where not in NAMED_SECRETS}
     return StackSecrets(
         github_token=read_secret(GITHUB_TOKEN_KEY),
         sops_age_key=read_secret(SOPS_AGE_KEY_KEY),
         notification_webhook=read_secret(NOTIFICATION_WEBHOOK_KEY),
-        **{NAMED_SECRETS[where]: read_secret(key) for where, key in named.items()},
+        tenant_keys={key: value for key, value in tenant_keys.items() if value is not None},
+        **{NAMED_SECRETS[where]: read_secret(key) for where, key in named.items() if where in NAMED_SECRETS},
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 from gitops_infra.config.stack import PROJECT
 
-__all__ = ["NAMED_SECRETS", "loosely", "named_secrets", "value_at"]
+__all__ = ["NAMED_SECRETS", "TENANT_SECRETS", "loosely", "named_secrets", "value_at"]
 
 
 NAMED_SECRETS = {
@@ -18,6 +18,8 @@ NAMED_SECRETS = {
 }
 """Where the config names a secret config key (a camelCase path), and the ``StackSecrets`` field that
 holds its value."""
+TENANT_SECRETS = ("source.repository.deployKey.existing.privateKey", "source.repository.githubApp.privateKey")
+"""Where a tenant names a secret config key; its value is in ``StackSecrets.tenant_keys``, by that key."""
 
 
 def value_at(value: Any, path: str) -> Any:
@@ -34,10 +36,14 @@ def loosely(raw: Mapping[str, Any], where: str) -> Any:
 
 
 def named_secrets(raw: Mapping[str, Any]) -> dict[str, str]:
-    """The secret keys a config names, by where it names them (the paths of ``NAMED_SECRETS``).
+    """The secret keys a config names, by where it names them (the paths of ``NAMED_SECRETS``, and of
+    ``TENANT_SECRETS`` in each tenant, ``tenants[0].source...``).
 
     ``raw`` may be a stack config not validated yet, keys prefixed or not, or the validated sections
     dumped by alias: what is not a key's name there is no secret key.
     """
     found = {where: loosely(raw, where) for where in NAMED_SECRETS}
+    tenants = raw.get(f"{PROJECT}:tenants", raw.get("tenants"))
+    for index, tenant in enumerate(tenants if isinstance(tenants, list | tuple) else ()):
+        found |= {f"tenants[{index}].{path}": value_at(tenant, path) for path in TENANT_SECRETS}
     return {where: key for where, key in found.items() if isinstance(key, str)}

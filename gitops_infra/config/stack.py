@@ -16,6 +16,7 @@ from gitops_infra.config.cluster import ClusterSpec, ExistingClusterSpec
 from gitops_infra.config.flux import FluxSpec
 from gitops_infra.config.git import GitSpec
 from gitops_infra.config.github import GitHubSpec
+from gitops_infra.config.tenants import TenantSpec
 from gitops_infra.contract import Environment
 
 if TYPE_CHECKING:
@@ -41,9 +42,9 @@ __all__ = [
 PROJECT = "gitops-infra"
 """The config namespace: keys are ``gitops-infra:<key>``."""
 
-SECTIONS = ("environment", "cluster", "git", "flux", "tags", "github")
+SECTIONS = ("environment", "cluster", "git", "flux", "tags", "github", "tenants")
 """The sections a ``StackConfig`` holds (the fleet's own, ``checks.FLEET_SECTION``, is read by the fleet)."""
-OPTIONAL_SECTIONS = ("flux", "github")
+OPTIONAL_SECTIONS = ("flux", "github", "tenants")
 GITHUB_TOKEN_KEY = "githubToken"
 SOPS_AGE_KEY_KEY = "sopsAgeKey"
 NOTIFICATION_WEBHOOK_KEY = "notificationWebhook"
@@ -70,6 +71,9 @@ class StackSecrets:
     """Flux's GitHub App's PEM (the key ``git.githubApp.privateKey`` names)."""
     github_app_pem: pulumi.Output[str] | None = field(default=None, repr=False)
     """The GitHub provider's App's PEM (the key ``github.appAuth.pemFile`` names)."""
+    tenant_keys: Mapping[str, pulumi.Output[str]] = field(default_factory=dict, repr=False)
+    """The private keys tenants' own repositories name (an existing deploy key's, a GitHub App's), by
+    the secret config key that holds each."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ class StackConfig:
     flux: FluxSpec
     tags: Mapping[str, str]
     github: GitHubSpec = field(default_factory=GitHubSpec)
+    tenants: tuple[TenantSpec, ...] = ()
+    """The app teams the platform onboards (``gitops-infra:tenants``); none by default."""
     secrets: StackSecrets = StackSecrets()
     aws_profile: str | None = None
     """``aws:profile``: the deploying runner's AWS profile, which the platform's kubeconfig must keep."""

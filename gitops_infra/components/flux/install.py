@@ -20,15 +20,23 @@ from gitops_infra import checks
 from gitops_infra.checks import kubernetes_floor_problem
 from gitops_infra.components._args import Problems
 from gitops_infra.components._kubernetes import NamespaceResource
-from gitops_infra.defaults import DEFAULT_COMPONENTS, FLUX_CHART_VERSION, FluxComponent
+from gitops_infra.defaults import (
+    DEFAULT_COMPONENTS,
+    DEFAULT_SERVICE_ACCOUNT,
+    FLUX_CHART_VERSION,
+    FluxComponent,
+)
 
 __all__ = [
+    "CLUSTER_ADMIN",
     "FLUX_CHART",
     "FLUX_CHART_REPOSITORY",
+    "NO_REMOTE_BASES",
     "REQUIRED_COMPONENTS",
     "InstallOptions",
     "build_install",
     "install_values",
+    "multi_tenancy_values",
 ]
 
 FLUX_CHART = "flux2"
@@ -58,6 +66,10 @@ class InstallOptions:
     ``tolerations`` and ``node_selector`` apply to every controller and to the chart's pre-install
     ``flux check --pre`` Job, so Flux can be pinned to a tainted system node group. ``kubernetes_version``
     is the cluster's Kubernetes minor, when known: the pinned chart's Flux refuses an older one.
+
+    ``multi_tenancy`` locks Flux down for tenants (``multi_tenancy_values``): what names no service
+    account gets the namespace's ``default``, no object refers to another namespace, and no kustomization
+    pulls a remote base.
     """
 
     version: str = FLUX_CHART_VERSION
@@ -67,6 +79,7 @@ class InstallOptions:
     tolerations: Sequence[Mapping[str, str]] = ()
     node_selector: Mapping[str, str] = field(default_factory=dict)
     kubernetes_version: str | None = None
+    multi_tenancy: bool = False
 
     @property
     def installed(self) -> tuple[FluxComponent, ...]:
@@ -107,10 +120,44 @@ def install_values(options: InstallOptions) -> dict[str, Any]:
     }
     for component, key in _CHART_KEYS.items():
         values[key] = {"create": component in selected, **placement}
+    if options.multi_tenancy:
+        values |= multi_tenancy_values()
+        values["kustomizeController"]["container"] = {"additionalArgs": [NO_REMOTE_BASES]}
     if placement:
         # The chart has no global placement: its pre-install Job (`cli`) is placed on its own.
         values["cli"] = dict(placement)
     return values
+
+
+NO_REMOTE_BASES = "--no-remote-bases=true"
+"""kustomize-controller's flag that refuses a kustomization's remote bases (a tenant would fetch manifests
+from anywhere, bypassing its source): the chart has no value for it, so it is an extra argument."""
+
+
+def multi_tenancy_values() -> dict[str, Any]:
+    """The ``flux2`` chart's values for a cluster with tenants (chart 2.18.3's ``multitenancy``).
+
+    ``multitenancy.enabled`` gives kustomize-controller and helm-controller
+    ``--no-cross-namespace-refs=true`` and ``--default-service-account``, and the other controllers the
+    first. Every value the lockdown leans on is stated, not left to the chart's defaults: ``privileged``
+    keeps the ``cluster-reconciler`` ClusterRoleBinding of both controllers' service accounts to
+    ``rbac.roleRef`` (cluster-admin), which the platform's root Kustomization applies as
+    (``defaults.ROOT_SERVICE_ACCOUNT``; with ``privileged: false`` they could only impersonate, and the
+    root would apply nothing); and the controllers watch every namespace, where tenants' objects live.
+    """
+    return {
+        "multitenancy": {
+            "enabled": True,
+            "defaultServiceAccount": DEFAULT_SERVICE_ACCOUNT,
+            "privileged": True,
+        },
+        "rbac": {"create": True, "roleRef": {"name": CLUSTER_ADMIN}},
+        "watchAllNamespaces": True,
+    }
+
+
+CLUSTER_ADMIN = "cluster-admin"
+"""The ClusterRole the chart binds ``ROOT_SERVICE_ACCOUNT`` (and helm-controller's) to."""
 
 
 def build_install(

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -86,6 +86,11 @@ class SyncOptions:
     ``provider`` is the GitRepository's ``spec.provider`` (``github`` for a GitHub App), and
     ``reconcile_request`` the value of its ``reconcile.fluxcd.io/requestedAt``, which ``up`` waits for
     Flux to have handled: ``FluxBootstrap`` sets both from its source.
+
+    ``service_account_name`` is who kustomize-controller applies as (``spec.serviceAccountName``): unset,
+    the controller's own identity, unless Flux runs locked down (``--default-service-account``), when an
+    object that names none gets nothing. ``target_namespace`` puts every namespaced object the path holds
+    in that namespace; ``labels`` go on both objects.
     """
 
     url: pulumi.Input[str]
@@ -104,9 +109,16 @@ class SyncOptions:
     substitute_from: Sequence[str] = ()
     provider: str | None = None
     reconcile_request: pulumi.Input[str] | None = None
+    service_account_name: str | None = None
+    target_namespace: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         problems = Problems("SyncOptions")
+        for key, value in self.labels.items():
+            problem = checks.label_problem(key, value)
+            if problem is not None:
+                problems.add("labels", problem)
         for field_name, check in _SYNC_CHECKS.items():
             value = getattr(self, field_name)
             if value is not None:
@@ -136,6 +148,8 @@ _SYNC_CHECKS = {
     "path": checks.relative_path_problem,
     "branch": checks.branch_problem,
     "namespace": checks.dns_label_problem,
+    "service_account_name": checks.dns_label_problem,
+    "target_namespace": checks.dns_label_problem,
     "git_interval": checks.go_duration_problem,
     "interval": checks.go_duration_problem,
     "retry_interval": checks.go_duration_problem,
@@ -157,6 +171,8 @@ def ready_annotations(ready_timeout: str) -> dict[str, str]:
 
 def _metadata(options: SyncOptions) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": options.name, "namespace": options.namespace}
+    if options.labels:
+        metadata["labels"] = dict(options.labels)
     annotations = ready_annotations(options.ready_wait)
     if annotations:
         metadata["annotations"] = annotations
@@ -199,8 +215,8 @@ def git_repository_manifest(options: SyncOptions) -> dict[str, Any]:
 
 
 def kustomization_manifest(options: SyncOptions) -> dict[str, Any]:
-    """The ``Kustomization`` object: prune on; SOPS decryption, health checks and post-build
-    substitution when asked for."""
+    """The ``Kustomization`` object: prune on; the identity it applies as, a target namespace, SOPS
+    decryption, health checks and post-build substitution when asked for."""
     spec: dict[str, Any] = {
         "interval": options.interval,
         "retryInterval": options.retry_interval,
@@ -210,6 +226,10 @@ def kustomization_manifest(options: SyncOptions) -> dict[str, Any]:
         "deletionPolicy": KUSTOMIZATION_DELETION_POLICY,
         "sourceRef": {"kind": "GitRepository", "name": options.name},
     }
+    if options.service_account_name is not None:
+        spec["serviceAccountName"] = options.service_account_name
+    if options.target_namespace is not None:
+        spec["targetNamespace"] = options.target_namespace
     if options.decryption_secret is not None:
         spec["decryption"] = {"provider": "sops", "secretRef": {"name": options.decryption_secret}}
     if options.health_checks:

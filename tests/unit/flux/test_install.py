@@ -63,3 +63,20 @@ def test_image_automation_is_what_makes_flux_write() -> None:
     assert image_automation_enabled([FluxComponent.IMAGE_AUTOMATION_CONTROLLER]) is True
     assert image_automation_enabled([FluxComponent.IMAGE_REFLECTOR_CONTROLLER]) is False
     assert image_automation_enabled(DEFAULT_COMPONENTS) is False
+
+
+def test_with_tenants_flux_is_locked_down_and_every_value_it_leans_on_is_stated() -> None:
+    assert "multitenancy" not in install_values(InstallOptions())  # no tenants, the chart as it comes
+    values = install_values(InstallOptions(multi_tenancy=True, tolerations=[{"operator": "Exists"}]))
+    # chart 2.18.3: enabled adds --no-cross-namespace-refs=true and --default-service-account=<this>.
+    assert values["multitenancy"] == {"enabled": True, "defaultServiceAccount": "default", "privileged": True}
+    # The root Kustomization applies as kustomize-controller: its cluster-admin binding must stay.
+    assert values["rbac"] == {"create": True, "roleRef": {"name": "cluster-admin"}}
+    assert values["watchAllNamespaces"] is True  # tenants' objects live outside Flux's namespace
+    # The chart has no value for remote bases: kustomize-controller gets the flag as an argument,
+    # beside what it had already.
+    assert values["kustomizeController"] == {
+        "create": True,
+        "tolerations": [{"operator": "Exists"}],
+        "container": {"additionalArgs": ["--no-remote-bases=true"]},
+    }

@@ -144,3 +144,32 @@ def test_both_sync_objects_wait_for_what_the_path_needs() -> None:
     assert scaffold.urn in graph.one(KUSTOMIZATION).dependencies
     # The source fetches once when made: a fetch before the scaffold's commit lacked the path.
     assert scaffold.urn in graph.one(GIT_REPOSITORY).dependencies
+
+
+def test_the_identity_a_kustomization_applies_as_and_where_it_applies_are_stated_only_when_asked() -> None:
+    plain = kustomization_manifest(SyncOptions(url=URL, path="clusters/dev"))
+    assert "serviceAccountName" not in plain["spec"] and "targetNamespace" not in plain["spec"]
+    assert "labels" not in plain["metadata"]
+    options = SyncOptions(
+        url=URL,
+        path="tenants/shop",
+        name="shop",
+        namespace="shop",
+        service_account_name="shop-reconciler",
+        target_namespace="shop",
+        labels={"gitops-infra.io/tenant": "shop"},
+    )
+    kustomization, repository = kustomization_manifest(options), git_repository_manifest(options)
+    assert kustomization["spec"]["serviceAccountName"] == "shop-reconciler"
+    assert kustomization["spec"]["targetNamespace"] == "shop"
+    assert (
+        kustomization["metadata"]["labels"]
+        == repository["metadata"]["labels"]
+        == {"gitops-infra.io/tenant": "shop"}
+    )
+    with pytest.raises(ConfigError) as info:
+        SyncOptions(url=URL, path="p", service_account_name="Not_A_Name", labels={"a b": "c"})
+    assert [problem.split(":")[0] for problem in info.value.problems] == [
+        "SyncOptions.labels",
+        "SyncOptions.service_account_name",
+    ]
