@@ -11,7 +11,7 @@ after Flux (its CRDs) and with Flux locked down while there are any.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -354,7 +354,10 @@ def _tenant_args(config: StackConfig, name: str, tenant: TenantSpec, fleet_auth:
     )
     if repository is None:
         return fleet
-    own = replace(fleet, url=repository.url, branch=repository.branch, path=repository.path, auth=None)
+
+    def own(**auth: Any) -> TenantArgs:
+        return replace(fleet, url=repository.url, branch=repository.branch, path=repository.path, **auth)
+
     keys = config.secrets.tenant_keys
     known_hosts = repository.known_hosts or GITHUB_KNOWN_HOSTS
     if repository.github_app is not None:
@@ -365,13 +368,13 @@ def _tenant_args(config: StackConfig, name: str, tenant: TenantSpec, fleet_auth:
             private_key=keys[app.private_key],
             base_url=app.base_url,
         )
-        return replace(own, auth=auth)
+        return own(auth=auth)
     existing = repository.deploy_key.existing
     if existing is not None:
         key = SourceSecretOptions(
             private_key=keys[existing.private_key], public_key=existing.public_key, known_hosts=known_hosts
         )
-        return replace(own, auth=key)
+        return own(auth=key)
     github_repository = repository.github_repository
     assert github_repository is not None  # config validation requires github.com for a generated key
     deploy_key = DeployKeyArgs(
@@ -381,7 +384,7 @@ def _tenant_args(config: StackConfig, name: str, tenant: TenantSpec, fleet_auth:
         rotation=repository.deploy_key.rotation,
         known_hosts=known_hosts,
     )
-    return replace(own, deploy_key=deploy_key)
+    return own(auth=None, deploy_key=deploy_key)
 
 
 def _tenants(

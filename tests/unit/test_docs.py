@@ -204,8 +204,10 @@ def config_keys() -> set[str]:
     keys = {f"gitops-infra:{key}" for key in _accepted_top_level_keys()} | _other_namespace_keys()
     hints = typing.get_type_hints(StackConfig)
     for field in dataclasses.fields(StackConfig):
+        # A section that is a list of models (tenants) writes its keys as the lists inside sections do.
+        prefix = to_camel(field.name) + ("[]" if _is_list(hints[field.name]) else "")
         for model in _models(hints[field.name]):
-            keys.update(_model_keys(model, to_camel(field.name)))
+            keys.update(_model_keys(model, prefix))
     keys.update(_model_keys(FleetSpec, "fleet"))
     return keys
 
@@ -247,6 +249,8 @@ def test_the_key_walk_finds_keys_of_every_depth(accepted_keys: set[str]) -> None
         "git.deployKey.existing.privateKey",
         "flux.notifications.providerType",
         "github.appAuth.pemFile",
+        "tenants[].source.repository.deployKey.existing.privateKey",
+        "tenants[].limits[].defaultRequest",
         "fleet.wave",
         "aws:profile",
         "aws:assumeRoles",

@@ -309,3 +309,51 @@ def test_the_plan_lists_resources_in_one_order_whatever_order_they_registered_in
     for resource in as_run:
         assert resource.parent is None or resource.parent in seen, resource.urn
         seen.add(resource.urn)
+
+
+def test_the_plan_of_a_stack_with_tenants_lists_each_tenants_objects(tmp_path: Path) -> None:
+    config = _committed("dev")
+    config["gitops-infra:tenants"] = [
+        {"name": "shop", "namespaces": ["shop", "shop-jobs"]},
+        {
+            "name": "ads",
+            "source": {
+                "repository": {
+                    "url": "ssh://git@git.example.com/ads",
+                    "knownHosts": "git.example.com ssh-ed25519 AAAA",
+                    "deployKey": {"existing": {"privateKey": "adsKey"}},
+                }
+            },
+        },
+    ]  # adsKey is not in the file: the plan plans it with a placeholder, as any secret key
+    project = _project(tmp_path, config)
+
+    tree, as_json = _plan("test", "--cwd", str(project)), _plan("test", "--cwd", str(project), "--json")
+
+    assert [tree.exit_code, as_json.exit_code] == [EXIT_OK, EXIT_OK], tree.output
+    assert "gitops-infra:index:Tenant  gitops-dev-tenant-shop" in tree.stdout
+    assert "gitops-infra:index:Tenant  gitops-dev-tenant-ads" in tree.stdout
+    plan = json.loads(as_json.stdout)
+    resources = _by_name(plan)
+    shop = resources["gitops-dev-tenant-shop"]["urn"]
+    assert sorted(r["type"] for r in plan["resources"] if r["parent"] == shop) == sorted(
+        [
+            "kubernetes:core/v1:Namespace",
+            "kubernetes:core/v1:Namespace",
+            "kubernetes:core/v1:ServiceAccount",
+            "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+            "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+            "kubernetes:core/v1:ConfigMapPatch",
+            "kubernetes:core/v1:ConfigMapPatch",
+            "kubernetes:core/v1:SecretPatch",
+            "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository",
+            "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization",
+        ]
+    )
+    assert resources["gitops-dev-tenant-ads-git-auth"]["inputs"]["stringData"] == SECRET
+    assert plan["outputs"]["tenants"][1] == {
+        "name": "shop",
+        "namespace": "shop",
+        "namespaces": ["shop", "shop-jobs"],
+        "kustomization": "shop",
+    }

@@ -143,7 +143,9 @@ def multi_tenancy_values() -> dict[str, Any]:
     keeps the ``cluster-reconciler`` ClusterRoleBinding of both controllers' service accounts to
     ``rbac.roleRef`` (cluster-admin), which the platform's root Kustomization applies as
     (``defaults.ROOT_SERVICE_ACCOUNT``; with ``privileged: false`` they could only impersonate, and the
-    root would apply nothing); and the controllers watch every namespace, where tenants' objects live.
+    root would apply nothing); ``createAggregation`` grants Kubernetes' ``admin``, ``edit`` and ``view``
+    roles on Flux's objects, so a tenant may make its own in its namespaces; and the controllers watch
+    every namespace, where tenants' objects live.
     """
     return {
         "multitenancy": {
@@ -151,7 +153,7 @@ def multi_tenancy_values() -> dict[str, Any]:
             "defaultServiceAccount": DEFAULT_SERVICE_ACCOUNT,
             "privileged": True,
         },
-        "rbac": {"create": True, "roleRef": {"name": CLUSTER_ADMIN}},
+        "rbac": {"create": True, "createAggregation": True, "roleRef": {"name": CLUSTER_ADMIN}},
         "watchAllNamespaces": True,
     }
 

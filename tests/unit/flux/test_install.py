@@ -71,7 +71,7 @@ def test_with_tenants_flux_is_locked_down_and_every_value_it_leans_on_is_stated(
     # chart 2.18.3: enabled adds --no-cross-namespace-refs=true and --default-service-account=<this>.
     assert values["multitenancy"] == {"enabled": True, "defaultServiceAccount": "default", "privileged": True}
     # The root Kustomization applies as kustomize-controller: its cluster-admin binding must stay.
-    assert values["rbac"] == {"create": True, "roleRef": {"name": "cluster-admin"}}
+    assert values["rbac"] == {"create": True, "createAggregation": True, "roleRef": {"name": "cluster-admin"}}
     assert values["watchAllNamespaces"] is True  # tenants' objects live outside Flux's namespace
     # The chart has no value for remote bases: kustomize-controller gets the flag as an argument,
     # beside what it had already.
