@@ -110,6 +110,7 @@ if TYPE_CHECKING:
         StackStatus,
         Step,
         SweepResult,
+        TenantSync,
         UpResult,
     )
     from .rollback import rollback_to_commit
@@ -170,6 +171,7 @@ __all__ = [
     "StackStatus",
     "Step",
     "SweepResult",
+    "TenantSync",
     "UpResult",
     "cancel_on_signals",
     "changed_since",

@@ -210,7 +210,10 @@ def _unhealthy(layer: GitOpsReport) -> str:
     Flux's messages quote what came from git (a kustomize build error names files anyone who can push
     wrote), and the error is printed as it is, newlines kept: one in a message would forge a line.
     """
-    return "--require-healthy: " + "; ".join(" ".join(problem.split()) for problem in layer.problems)
+    said = "--require-healthy: " + "; ".join(" ".join(problem.split()) for problem in layer.problems)
+    if layer.tenants:  # a tenant counts as the platform's own sync does: one not Ready refuses
+        said += f" ({layer.healthy_tenants} of {len(layer.tenants)} tenants healthy)"
+    return said
 
 
 def promote(
@@ -231,7 +234,8 @@ def promote(
     - ``max_age``: when it ended longer ago than that (PKO's ``succeededWithinDuration``);
     - ``require_no_drift``: when ``source`` has drifted from it (the IaC layer);
     - ``require_healthy``: unless ``source``'s GitOps layer is healthy now (Flux's sources and
-      Kustomizations Ready, at the source's revision, none suspended).
+      Kustomizations Ready, at the source's revision, none suspended), each tenant's own sync
+      included; the evidence counts the tenants healthy (``GitOpsReport.healthy_tenants``).
 
     The update runs in a temporary worktree of that commit, with its program and ``Pulumi.<target>.yaml``;
     the result's ``commit`` is that commit, and its ``evidence`` what was checked. A refusal's error

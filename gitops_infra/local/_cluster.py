@@ -9,6 +9,12 @@ that pods are scheduled and reported Running, though no container runs; then Flu
 source-controller and kustomize-controller as local processes, as if installed outside the platform
 (``flux.install: external``). The fleet repository they sync from is :mod:`._fleet_server`'s.
 
+With tenants, Flux runs locked down (Flux's multi-tenancy lockdown): kustomize-controller with
+:data:`LOCKDOWN_FLAGS`, and the platform's root Kustomization impersonating the ServiceAccount
+``kustomize-controller`` of Flux's namespace, bound to ``cluster-admin`` as the flux2 chart binds it
+(:meth:`LocalCluster.bind_flux_reconciler`). ``LocalCluster(..., lockdown=True)`` starts so;
+:meth:`LocalCluster.locked_down` restarts kustomize-controller so for a block, and back after it.
+
 Every process is recorded by pid and stopped by :meth:`~._processes.Harness.stop`, even after a failure;
 a component that does not become ready within its bound fails with the tail of its log. The docs'
 upstream notes (``docs/upstream-notes.md``) have the checked versions, flags and pitfalls.
@@ -31,19 +37,35 @@ from ._pki import Pki, issue
 from ._processes import READY_SECONDS, Harness, Processes, component_flags, free_port, says_ok
 from ._project import SETUP_HINT, Toolchain, require_local_extra
 
-__all__ = ["SERVICE_RANGE", "LocalCluster"]
+__all__ = ["FLUX_NAMESPACE", "FLUX_RECONCILER", "LOCKDOWN_FLAGS", "SERVICE_RANGE", "LocalCluster"]
 
 SERVICE_RANGE = "10.0.0.0/24"
 """The cluster's Service IPs; the first is the ``kubernetes`` Service's, which the API's certificate names."""
+LOCKDOWN_FLAGS = (
+    "--default-service-account=default",
+    "--no-cross-namespace-refs=true",
+    "--no-remote-bases=true",
+)
+"""kustomize-controller's flags under Flux's multi-tenancy lockdown: a Kustomization that names no
+ServiceAccount impersonates its namespace's ``default`` (which may do nothing), refers to no source in
+another namespace, and builds no remote base. source-controller takes none of them: its
+``--default-service-account`` (v1.8) is the identity for cloud workload identity, not an impersonation,
+and it has no cross-namespace reference to refuse; the flux2 chart's ``multitenancy`` values leave it
+alone too."""
+FLUX_RECONCILER = "kustomize-controller"
+"""The ServiceAccount the flux2 chart binds to ``cluster-admin`` in Flux's namespace: the identity the
+platform's root Kustomization states when Flux runs locked down."""
+FLUX_NAMESPACE = "flux-system"
 
 
 class LocalCluster(Harness):
     """etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and its node, Flux's CRDs and two
     controllers, on loopback."""
 
-    def __init__(self, workdir: Path, *, toolchain: Toolchain | None = None) -> None:
+    def __init__(self, workdir: Path, *, toolchain: Toolchain | None = None, lockdown: bool = False) -> None:
         """A cluster to start in ``workdir``, from ``toolchain`` (by default the one
-        :meth:`Toolchain.find` finds from the current directory)."""
+        :meth:`Toolchain.find` finds from the current directory); with ``lockdown``, Flux locked down
+        (:data:`LOCKDOWN_FLAGS`), and its reconciler's identity bound in ``flux-system``."""
         require_local_extra()  # the API client is imported where it is used: fail here, not half-started
         self.workdir = workdir
         self.toolchain = toolchain or Toolchain.find()
@@ -51,6 +73,8 @@ class LocalCluster(Harness):
         self.processes = Processes(workdir / "logs")
         self.api_port = 0
         self._flux_flags: dict[str, list[str]] = {}
+        self.lockdown = lockdown
+        """Whether kustomize-controller runs with :data:`LOCKDOWN_FLAGS` now."""
         self.kubeconfig_path = workdir / "kubeconfig"
 
     @property
@@ -70,6 +94,8 @@ class LocalCluster(Harness):
         self._start_controller_manager(pki)
         start_nodes(self.processes, self.toolchain, self.kubeconfig_path, self.workdir, self.api())
         self._apply_crds()
+        if self.lockdown:
+            self.bind_flux_reconciler(FLUX_NAMESPACE)
         self._start_flux_controllers()
 
     def _start_etcd(self) -> None:
@@ -239,7 +265,11 @@ class LocalCluster(Harness):
                 f"--storage-addr=127.0.0.1:{storage}",
                 f"--storage-adv-addr=127.0.0.1:{storage}",
             ],
-            "kustomize-controller": ["--watch-all-namespaces", "--enable-leader-election=false"],
+            "kustomize-controller": [
+                "--watch-all-namespaces",
+                "--enable-leader-election=false",
+                *(LOCKDOWN_FLAGS if self.lockdown else ()),
+            ],
         }
         for name in self._flux_flags:
             self._start_flux_controller(name)
@@ -282,3 +312,58 @@ class LocalCluster(Harness):
         (current,) = [process for process in self.processes.running if process.name == name]
         self.processes.stop(current)
         self._start_flux_controller(name, extra)
+
+    @contextlib.contextmanager
+    def locked_down(self) -> Iterator[None]:
+        """Run kustomize-controller locked down (:data:`LOCKDOWN_FLAGS`) inside the block, as it was after it.
+
+        A restart of that one controller, so the tests of tenants share the session's cluster with the
+        others, whose root Kustomizations state no ServiceAccount.
+        """
+        was = self.lockdown
+        self._set_lockdown(True)
+        try:
+            yield
+        finally:
+            self._set_lockdown(was)
+
+    def _set_lockdown(self, on: bool) -> None:
+        if on == self.lockdown:
+            return
+        flags = [f for f in self._flux_flags["kustomize-controller"] if f not in LOCKDOWN_FLAGS]
+        self._flux_flags["kustomize-controller"] = [*flags, *(LOCKDOWN_FLAGS if on else ())]
+        self._restart_flux_controller("kustomize-controller", ())
+        self.lockdown = on
+
+    def bind_flux_reconciler(self, namespace: str = FLUX_NAMESPACE) -> None:
+        """The ServiceAccount ``kustomize-controller`` in ``namespace`` (made if missing), bound to
+        ``cluster-admin`` by the ClusterRoleBinding ``<namespace>:flux-cluster-reconciler``, as the flux2
+        chart makes them; what is there already is kept.
+
+        With Flux installed outside the platform it is the install's, not the stack's: the platform's root
+        Kustomization states it (``serviceAccountName: kustomize-controller``) when Flux runs locked down.
+        """
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        api = self.api()
+        core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
+        binding = client.V1ClusterRoleBinding(
+            metadata=client.V1ObjectMeta(name=f"{namespace}:flux-cluster-reconciler"),
+            role_ref=client.V1RoleRef(
+                api_group="rbac.authorization.k8s.io", kind="ClusterRole", name="cluster-admin"
+            ),
+            subjects=[client.RbacV1Subject(kind="ServiceAccount", name=FLUX_RECONCILER, namespace=namespace)],
+        )
+        for create in (
+            lambda: core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace))),
+            lambda: core.create_namespaced_service_account(
+                namespace, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name=FLUX_RECONCILER))
+            ),
+            lambda: rbac.create_cluster_role_binding(binding),
+        ):
+            try:
+                create()
+            except ApiException as exc:
+                if exc.status != 409:  # 409: it exists
+                    raise

@@ -4,10 +4,11 @@ A record holds all there is to a policy: its name, description, default enforcem
 at and its rule from :mod:`gitops_infra.policy.rules`, and its config schema. So adding a policy is adding
 a name constant and a record, and :func:`policies` builds the ``pulumi_policy`` objects from the records.
 
-Most policies check one resource at a time (:class:`OnResources`). Two depend on other resources and so
-see the whole stack and report by URN (:class:`OnStack`): ``deploy-key-read-only`` (whether a deploy key
-may write depends on the Flux install and its image automation) and ``flux-sync-alerting`` (whether a
-Flux install has an Alert). ``__main__.py`` serves :func:`policies` as the ``gitops-infra`` pack.
+Most policies check one resource at a time (:class:`OnResources`). Four depend on other resources and
+so see the whole stack and report by URN (:class:`OnStack`): ``deploy-key-read-only`` (whether a deploy
+key may write depends on the Flux install and its image automation), ``flux-sync-alerting`` (whether a
+Flux install has an Alert), and the two tenant policies (who is a tenant, and what a role grants, other
+resources tell). ``__main__.py`` serves :func:`policies` as the ``gitops-infra`` pack.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ __all__ = [
     "NO_LATEST_IMAGE_TAG",
     "PACK_NAME",
     "POLICY_SPECS",
+    "TENANT_KUSTOMIZATION_IDENTITY",
+    "TENANT_NO_CLUSTER_WIDE_WRITE",
     "OnResources",
     "OnStack",
     "PolicySpec",
@@ -64,6 +67,8 @@ FLUX_KUSTOMIZATION_PRUNE = "flux-kustomization-prune"
 FLUX_KUSTOMIZATION_HEALTH = "flux-kustomization-health"
 FLUX_SYNC_ALERTING = "flux-sync-alerting"
 ENVIRONMENT_CONTRACT_VALID = "environment-contract-valid"
+TENANT_NO_CLUSTER_WIDE_WRITE = "tenant-no-cluster-wide-write"
+TENANT_KUSTOMIZATION_IDENTITY = "tenant-kustomization-identity"
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,12 @@ def _stack_resources(args: StackValidationArgs) -> list[tuple[str, str, Mapping[
     """The stack's resources as the stack rules take them: ``(type, urn, props)``."""
     return [(r.resource_type, r.urn, r.props) for r in args.resources]
 
+
+_FLUX_NAMESPACES = _string_list(
+    rules.DEFAULT_FLUX_NAMESPACES,
+    "Namespaces of Flux's own Kustomizations, besides those the stack labels part of Flux; a Kustomization "
+    "elsewhere is a tenant's.",
+)
 
 # Levels: security, cost and correctness gates are MANDATORY and block an update; hygiene is ADVISORY,
 # worth fixing but not an outage.
@@ -309,6 +320,35 @@ POLICY_SPECS: tuple[PolicySpec, ...] = (
             frozenset({rules.CONFIG_MAP_TYPE, rules.CONFIG_MAP_PATCH_TYPE}),
             lambda args: rules.environment_contract_violations(args.props),
         ),
+    ),
+    PolicySpec(
+        TENANT_NO_CLUSTER_WIDE_WRITE,
+        (
+            "No tenant's reconciler may write cluster-wide: no ClusterRoleBinding of a ClusterRole that "
+            "writes, no RoleBinding of cluster-admin (or every verb on every resource), no role in another "
+            "tenant's namespace."
+        ),
+        EnforcementLevel.MANDATORY,  # security: a tenant that writes cluster-wide is not a tenant
+        OnStack(
+            lambda args: rules.stack_tenant_binding_violations(
+                _stack_resources(args), rules.TenantSettings.from_config(args.get_config())
+            )
+        ),
+        config={"fluxNamespaces": _FLUX_NAMESPACES},
+    ),
+    PolicySpec(
+        TENANT_KUSTOMIZATION_IDENTITY,
+        (
+            "Every tenant Kustomization (labelled gitops-infra.io/tenant, or outside Flux's namespaces) "
+            "names the ServiceAccount it runs as (spec.serviceAccountName)."
+        ),
+        EnforcementLevel.MANDATORY,  # security: without it a tenant's git applies as Flux itself
+        OnStack(
+            lambda args: rules.stack_tenant_identity_violations(
+                _stack_resources(args), rules.TenantSettings.from_config(args.get_config())
+            )
+        ),
+        config={"fluxNamespaces": _FLUX_NAMESPACES},
     ),
 )
 """Every policy of the pack, in the pack's order: :func:`policies` and :data:`ENFORCEMENT` keep it."""

@@ -9,6 +9,7 @@ afterwards. With ``CI`` set, a missing toolchain fails the run instead of skippi
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 from pulumi import automation as auto
 
@@ -238,3 +240,49 @@ def local_stack(
         yield stack
     finally:
         stack.raw_stack().destroy(on_output=None)
+
+
+@pytest.fixture
+def no_credentials(cluster: LocalCluster) -> Callable[[str], None]:
+    """A check that no credential of the stack's kubeconfig is in a text.
+
+    (That a read leaves no key file behind is checked in the unit tests, with a key of their own: here the
+    harness's own client keeps files with this key in the temp directory until the process ends.)
+    """
+    kubeconfig = yaml.safe_load(cluster.kubeconfig)
+    user = kubeconfig["users"][0]["user"]
+    authority = kubeconfig["clusters"][0]["cluster"]["certificate-authority-data"]
+    credentials = [str(value) for value in (*user.values(), authority)]
+    key_lines = base64.b64decode(user["client-key-data"]).decode().splitlines()[1:-1]
+
+    def check(text: str) -> None:
+        assert "BEGIN" not in text and "PRIVATE KEY" not in text
+        assert [c for c in (*credentials, *key_lines) if c in text] == []
+
+    return check
+
+
+@pytest.fixture
+def second_stack(
+    local_stack: LocalStack, fleet: FleetServer, deploy_key: DeployKeyPair, cluster: LocalCluster
+) -> Iterator[str]:
+    """A second stack, ``target``, in the local stack's project: namespaces and a fleet path of its own."""
+    root, name = local_stack.root, "target"
+    shutil.copy(REPO_ROOT / "Pulumi.local.yaml", root / "Pulumi.target.yaml")
+    stack = auto.Stack.create(name, workspace(root, local_stack.env))
+    path = f"{local_stack.fleet_path}-target"
+    settings = local_settings(
+        cluster,
+        fleet,
+        deploy_key,
+        path=path,
+        service_namespace=f"{local_stack.service_namespace}-t",
+        flux_namespace=f"{local_stack.flux_namespace}-t",
+    )
+    local_stack.set_all(settings, secrets=LOCAL_SECRETS, stack=name)
+    local_stack.commit("a second stack, target")
+    fleet.commit({f"{path}/README.md": "Synced by the target stack.\n"}, f"the path of {path}")
+    try:
+        yield name
+    finally:
+        stack.destroy(on_output=None)

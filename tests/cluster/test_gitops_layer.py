@@ -7,18 +7,15 @@ checks what it says, its exit code, that no credential is in its output, and tha
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import datetime
 import json
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from click.testing import Result
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -29,8 +26,8 @@ from gitops_infra.automation._engine.compat import SECRET_SIG, SECRET_SIG_KEY
 from gitops_infra.components.flux import FLUX_SYNC_NAME
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster, free_port
 
-from ..support import REPO_ROOT, workspace
-from .conftest import LOCAL_SECRETS, LocalStack, gone, local_settings, wait_until
+from ..support import workspace
+from .conftest import LocalStack, gone, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -76,26 +73,6 @@ def _checkpoint(stack: LocalStack) -> dict[str, Any]:
     """The stack's state without the secrets (what `writes no state` is checked against)."""
     exported = stack.raw_stack().export_stack()
     return {"deployment": exported.deployment, "version": exported.version}
-
-
-@pytest.fixture
-def no_credentials(cluster: LocalCluster) -> Callable[[str], None]:
-    """A check that no credential of the stack's kubeconfig is in a text.
-
-    (That a read leaves no key file behind is checked in the unit tests, with a key of their own: here the
-    harness's own client keeps files with this key in the temp directory until the process ends.)
-    """
-    kubeconfig = yaml.safe_load(cluster.kubeconfig)
-    user = kubeconfig["users"][0]["user"]
-    authority = kubeconfig["clusters"][0]["cluster"]["certificate-authority-data"]
-    credentials = [str(value) for value in (*user.values(), authority)]
-    key_lines = base64.b64decode(user["client-key-data"]).decode().splitlines()[1:-1]
-
-    def check(text: str) -> None:
-        assert "BEGIN" not in text and "PRIVATE KEY" not in text
-        assert [c for c in (*credentials, *key_lines) if c in text] == []
-
-    return check
 
 
 def _gitops(result: Result) -> dict[str, Any]:
@@ -277,32 +254,6 @@ def test_a_source_spec_change_that_fails_shows_source_controller_s_words_not_pro
     assert error["type"] == "PromotionError" and f"--require-healthy: {said}" in error["message"], error
     outputs.append(refused_promotion.output)
     no_credentials("".join(outputs))
-
-
-@pytest.fixture
-def second_stack(
-    local_stack: LocalStack, fleet: FleetServer, deploy_key: DeployKeyPair, cluster: LocalCluster
-) -> Iterator[str]:
-    """A second stack, ``target``, in the local stack's project: namespaces and a fleet path of its own."""
-    root, name = local_stack.root, "target"
-    shutil.copy(REPO_ROOT / "Pulumi.local.yaml", root / "Pulumi.target.yaml")
-    stack = auto.Stack.create(name, workspace(root, local_stack.env))
-    path = f"{local_stack.fleet_path}-target"
-    settings = local_settings(
-        cluster,
-        fleet,
-        deploy_key,
-        path=path,
-        service_namespace=f"{local_stack.service_namespace}-t",
-        flux_namespace=f"{local_stack.flux_namespace}-t",
-    )
-    local_stack.set_all(settings, secrets=LOCAL_SECRETS, stack=name)
-    local_stack.commit("a second stack, target")
-    fleet.commit({f"{path}/README.md": "Synced by the target stack.\n"}, f"the path of {path}")
-    try:
-        yield name
-    finally:
-        stack.destroy(on_output=None)
 
 
 def test_promotion_is_refused_while_the_source_is_not_ready_and_allowed_once_it_recovers(

@@ -603,6 +603,8 @@ ALL_POLICIES = {
     pack.FLUX_KUSTOMIZATION_HEALTH,
     pack.FLUX_SYNC_ALERTING,
     pack.ENVIRONMENT_CONTRACT_VALID,
+    pack.TENANT_NO_CLUSTER_WIDE_WRITE,
+    pack.TENANT_KUSTOMIZATION_IDENTITY,
 }
 ADVISORY_POLICIES = {
     pack.FLUX_GIT_REPOSITORY_INTERVAL,
@@ -611,7 +613,12 @@ ADVISORY_POLICIES = {
 }
 
 
-STACK_POLICIES = {pack.DEPLOY_KEY_READ_ONLY, pack.FLUX_SYNC_ALERTING}
+STACK_POLICIES = {
+    pack.DEPLOY_KEY_READ_ONLY,
+    pack.FLUX_SYNC_ALERTING,
+    pack.TENANT_NO_CLUSTER_WIDE_WRITE,
+    pack.TENANT_KUSTOMIZATION_IDENTITY,
+}
 """Policies that need the whole stack: a deploy key's rule depends on the stack's Flux install, and
 whether Flux has an Alert is a question about the stack."""
 
@@ -717,6 +724,8 @@ def test_config_schemas_declare_the_same_defaults_as_the_rules() -> None:
         pack.FLUX_GIT_REPOSITORY_INTERVAL: {"minInterval": "1m", "maxInterval": "10m"},
         pack.AWS_REQUIRED_TAGS: {"requiredTags": ["environment", "owner"]},
         pack.EKS_NODE_GROUP_SIZE_BOUNDS: {"minNodes": 1, "maxNodes": 20},
+        pack.TENANT_NO_CLUSTER_WIDE_WRITE: {"fluxNamespaces": ["flux-system"]},
+        pack.TENANT_KUSTOMIZATION_IDENTITY: {"fluxNamespaces": ["flux-system"]},
     }
     # The engine fills in these defaults; the rules fall back to the same ones when it does not.
     assert EndpointSettings.from_config(defaults[pack.EKS_PROD_ENDPOINT_NOT_PUBLIC]) == EndpointSettings()
@@ -724,6 +733,8 @@ def test_config_schemas_declare_the_same_defaults_as_the_rules() -> None:
     assert IntervalSettings.from_config(defaults[pack.FLUX_GIT_REPOSITORY_INTERVAL]) == IntervalSettings()
     assert TagSettings.from_config(defaults[pack.AWS_REQUIRED_TAGS]) == TagSettings()
     assert NodeGroupSettings.from_config(defaults[pack.EKS_NODE_GROUP_SIZE_BOUNDS]) == NodeGroupSettings()
+    for tenants in (pack.TENANT_NO_CLUSTER_WIDE_WRITE, pack.TENANT_KUSTOMIZATION_IDENTITY):
+        assert rules.TenantSettings.from_config(defaults[tenants]) == rules.TenantSettings()
 
 
 def test_an_open_unencrypted_prod_cluster_trips_exactly_its_two_policies() -> None:

@@ -121,6 +121,7 @@ EXPORTED_AT_D3775AC: dict[str, tuple[str, ...]] = {
         "StackStatus",
         "Step",
         "SweepResult",
+        "TenantSync",
         "UpResult",
         "cancel_on_signals",
         "changed_since",

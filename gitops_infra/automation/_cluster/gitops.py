@@ -15,6 +15,10 @@ What Flux records decides what can be said:
   (``Ready=False``, with a reason such as ``GitOperationFailed``), and its words are reported;
 - a Kustomization's ``Ready`` condition, ``spec.suspend``, and ``status.lastAppliedRevision``, which
   **lags** while it differs from the revision its source holds;
+- each tenant's Kustomization and GitRepository, by tenant (``tenants``: the stack's ``tenants`` output
+  names them, in each tenant's home namespace), judged as the stack's own are; a tenant whose
+  Kustomization is not there, or not Ready, is a problem naming the tenant, in Flux's words (which name
+  the impersonated ServiceAccount when the API server refused it);
 - every other Kustomization and HelmRelease in the cluster that is not Ready or is suspended.
 
 Each kind is read at the version the cluster serves, by API discovery (``flux_apis``): a Flux older than
@@ -32,7 +36,7 @@ from typing import Any, cast
 
 from ...checks import parse_duration
 from .._state.target import StackTarget
-from ..results.gitops import FluxStatus, GitOpsReport, GitOpsSource, GitOpsSync
+from ..results.gitops import FluxStatus, GitOpsReport, GitOpsSource, GitOpsSync, TenantSync
 from .flux_apis import GIT_REPOSITORY, KUSTOMIZATION, SYNC_KINDS, FluxKind
 from .kube import (
     REQUEST_TIMEOUT,
@@ -46,6 +50,7 @@ from .kube import (
     secret_strings,
     why,
 )
+from .tenants import Tenant, TenantObjects, tenant_objects, tenants_of
 
 __all__ = ["STALE_INTERVALS", "gitops_of", "gitops_report", "read_gitops"]
 
@@ -138,6 +143,23 @@ class _Cluster:
             raise
         return found
 
+    def labelled(self, kind: FluxKind, namespace: str, selector: str) -> list[dict[str, Any]]:
+        version = self._discovery.version(kind.group, kind.plural, kind.versions)
+        if version is None:
+            return []
+        found = cast(
+            dict[str, Any],
+            self._objects.list_namespaced_custom_object(
+                kind.group,
+                version,
+                namespace,
+                kind.plural,
+                label_selector=selector,
+                _request_timeout=REQUEST_TIMEOUT,
+            ),
+        )
+        return list(found.get("items") or [])
+
     def list(self, kind: FluxKind) -> list[dict[str, Any]]:
         version = self._discovery.version(kind.group, kind.plural, kind.versions)
         if version is None:  # that kind's CRD is not installed (no helm-controller, say)
@@ -224,6 +246,24 @@ def _absent(made: _Made) -> FluxStatus:
     )
 
 
+def _key(obj: Mapping[str, Any], kind: str) -> tuple[str, str, str]:
+    metadata = obj.get("metadata") or {}
+    return kind, str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+
+
+def _tenant(found: TenantObjects, now: datetime) -> TenantSync:
+    tenant: Tenant = found.tenant
+    source = _source(found.source, now) if found.source is not None else None
+    if found.kustomization is None:
+        missing = _Made(_SYNC.group, _SYNC.versions[0], _SYNC.kind, tenant.namespace, tenant.kustomization)
+        sync = _as(GitOpsSync, _absent(missing))
+    else:
+        sync = _sync(found.kustomization, source.revision if source is not None else None)
+    return TenantSync(
+        name=tenant.name, namespace=tenant.namespace, namespaces=tenant.namespaces, sync=sync, source=source
+    )
+
+
 def _spec_written_at(obj: Mapping[str, Any]) -> datetime | None:
     """When the object's spec was last written: its newest non-status managed field, else its creation."""
     metadata = obj.get("metadata") or {}
@@ -273,9 +313,18 @@ def gitops_report(
     read: Mapping[tuple[str, str, str], Mapping[str, Any] | None],
     others: Sequence[tuple[str, Mapping[str, Any]]],
     now: datetime,
+    tenants: Sequence[TenantObjects] = (),
 ) -> GitOpsReport:
     """Judge what the cluster returned: ``read`` holds each object by (kind, namespace, name), ``None``
-    for one that is not there; ``others`` every Kustomization and HelmRelease, with its kind."""
+    for one that is not there; ``others`` every Kustomization and HelmRelease, with its kind; ``tenants``
+    each tenant's objects. A tenant's objects are reported by tenant only, even where the stack made them."""
+    theirs = set()
+    for found in tenants:
+        tenant = found.tenant
+        theirs.add((_SYNC.kind, tenant.namespace, tenant.kustomization))
+        if found.source is not None:
+            theirs.add(_key(found.source, _SOURCE.kind))
+    made = [m for m in made if (m.kind, m.namespace, m.name) not in theirs]
     sources: list[GitOpsSource | FluxStatus] = []
     revisions: dict[tuple[str, str, str], str | None] = {}
     for key, obj in read.items():
@@ -290,7 +339,7 @@ def gitops_report(
             sources.append(_source(obj, now))
         else:
             syncs.append(_sync(obj, revisions.get(item.source_ref) if item.source_ref else None))
-    own = {(m.kind, m.namespace, m.name) for m in made}
+    own = {(m.kind, m.namespace, m.name) for m in made} | theirs
     failing = []
     for kind, obj in others:
         status = _status(kind, obj)
@@ -300,6 +349,7 @@ def gitops_report(
         sources=tuple(_as(GitOpsSource, s) for s in sources),
         syncs=tuple(_as(GitOpsSync, s) for s in syncs),
         failing=tuple(sorted(failing, key=lambda s: (s.kind, s.namespace, s.name))),
+        tenants=tuple(_tenant(found, now) for found in tenants),
         checked_at=now,
     )
 
@@ -343,20 +393,26 @@ def gitops_of(deployment: Mapping[str, Any], *, base: Path | None = None) -> Git
         try:
             kubeconfig = kubeconfig_of(access)
             secrets += secret_strings(kubeconfig)
-            read, others = _read(kubeconfig, access.context, made)
+            read, others, tenants = _read(kubeconfig, access.context, made, tenants_of(deployment))
         except Exception as exc:  # any failure to read the cluster is this layer's answer, not a crash
             # Why credentials failed (an exec plugin that is not installed) the client only logs.
             said = [why(exc, secrets), *(f"the client said: {why(message, secrets)}" for message in logged)]
             return GitOpsReport(error="; ".join(said), checked_at=datetime.now(UTC))
-    return gitops_report(made, read, others, datetime.now(UTC))
+    return gitops_report(made, read, others, datetime.now(UTC), tenants)
 
 
-_Read = tuple[dict[tuple[str, str, str], Mapping[str, Any] | None], list[tuple[str, Mapping[str, Any]]]]
+_Read = tuple[
+    dict[tuple[str, str, str], Mapping[str, Any] | None],
+    list[tuple[str, Mapping[str, Any]]],
+    list[TenantObjects],
+]
 
 
-def _read(kubeconfig: dict[str, Any] | None, context: str | None, made: Sequence[_Made]) -> _Read:
-    """The stack's Flux objects by (kind, namespace, name), ``None`` for one not there, and every other
-    Kustomization and HelmRelease with its kind."""
+def _read(
+    kubeconfig: dict[str, Any] | None, context: str | None, made: Sequence[_Made], tenants: Sequence[Tenant]
+) -> _Read:
+    """The stack's Flux objects by (kind, namespace, name), ``None`` for one not there, every other
+    Kustomization and HelmRelease with its kind, and each tenant's objects."""
     with connected(kubeconfig, context) as api:
         cluster = _Cluster(api)
         read: dict[tuple[str, str, str], Mapping[str, Any] | None] = {}
@@ -371,4 +427,13 @@ def _read(kubeconfig: dict[str, Any] | None, context: str | None, made: Sequence
         others: list[tuple[str, Mapping[str, Any]]] = [
             (kind.kind, obj) for kind in SYNC_KINDS for obj in cluster.list(kind)
         ]
-    return read, others
+        theirs = [
+            tenant_objects(
+                tenant,
+                lambda namespace, name: cluster.get(_SYNC, namespace, name),
+                lambda namespace, name: cluster.get(_SOURCE, namespace, name),
+                lambda namespace, selector: cluster.labelled(_SOURCE, namespace, selector),
+            )
+            for tenant in tenants
+        ]
+    return read, others, theirs

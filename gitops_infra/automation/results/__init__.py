@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         changes_of,
     )
     from .drift import ALL_LAYERS, DriftedResource, DriftKind, DriftReport, Layer, PropertyDiff
-    from .gitops import FluxStatus, GitOpsReport, GitOpsSource, GitOpsSync
+    from .gitops import FluxStatus, GitOpsReport, GitOpsSource, GitOpsSync, TenantSync
     from .jsonable import to_jsonable
     from .plan import COMPUTED, NOTE, Plan, PlannedResource
     from .status import RecoverResult, StackError, StackLock, StackStatus
@@ -71,6 +71,7 @@ __all__ = [
     "StackStatus",
     "Step",
     "SweepResult",
+    "TenantSync",
     "UpResult",
     "changes_of",
     "to_jsonable",

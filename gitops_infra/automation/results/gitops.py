@@ -1,11 +1,12 @@
-"""The GitOps layer as Flux reports it: each Flux object's Ready state, the stack's source and sync."""
+"""The GitOps layer as Flux reports it: each Flux object's Ready state, the stack's source and sync, and
+each tenant's own sync, by tenant."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
-__all__ = ["FluxStatus", "GitOpsReport", "GitOpsSource", "GitOpsSync"]
+__all__ = ["FluxStatus", "GitOpsReport", "GitOpsSource", "GitOpsSync", "TenantSync"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,33 @@ class GitOpsSync(FluxStatus):
 
 
 @dataclass(frozen=True)
+class TenantSync:
+    """One tenant's own sync, found in its home namespace: its Kustomization and the GitRepository it
+    applies from, reconciled as the tenant's ServiceAccount (Flux impersonates it)."""
+
+    name: str
+    """The tenant's name, as the stack's ``tenants`` output gives it."""
+    namespace: str
+    """Its home namespace, where its Kustomization and GitRepository live."""
+    namespaces: tuple[str, ...]
+    """Every namespace of the tenant, the home one first."""
+    sync: GitOpsSync
+    """Its Kustomization; ``ready`` ``None`` with reason ``NotFound`` when it is not in the cluster."""
+    source: GitOpsSource | None = None
+    """The GitRepository it applies from; ``None`` when none was found."""
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What keeps this tenant's sync from being healthy, a line each, each naming the tenant."""
+        found = (*(self.source.problems if self.source is not None else ()), *self.sync.problems)
+        return tuple(f"tenant {self.name}: {problem}" for problem in found)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True)
 class GitOpsReport:
     """The GitOps layer of a stack: its Flux sync objects, and every other Flux object that is unwell."""
 
@@ -91,6 +119,9 @@ class GitOpsReport:
     syncs: tuple[GitOpsSync, ...] = ()
     failing: tuple[FluxStatus, ...] = ()
     """Every other Kustomization and HelmRelease in the cluster that is not Ready or is suspended."""
+    tenants: tuple[TenantSync, ...] = ()
+    """Each tenant the stack's ``tenants`` output names, by name: its own sync, kept out of ``syncs``,
+    ``sources`` and ``failing``."""
     error: str | None = None
     """Why the cluster could not be read (then nothing else is known)."""
     checked_at: datetime | None = None
@@ -100,9 +131,16 @@ class GitOpsReport:
         """Each reason the layer is not healthy, a line each: empty when it is."""
         if self.error is not None:
             return (f"the cluster could not be read: {self.error}",)
-        return tuple(
-            line for status in (*self.sources, *self.syncs, *self.failing) for line in status.problems
+        return (
+            *(line for status in (*self.sources, *self.syncs) for line in status.problems),
+            *(line for tenant in self.tenants for line in tenant.problems),
+            *(line for status in self.failing for line in status.problems),
         )
+
+    @property
+    def healthy_tenants(self) -> int:
+        """How many of ``tenants`` are healthy: what a promotion's evidence counts."""
+        return sum(1 for tenant in self.tenants if tenant.healthy)
 
     @property
     def healthy(self) -> bool:

@@ -30,6 +30,7 @@ def to_jsonable(value: Any) -> Any:
             "healthy",
             "problems",
             "lag",
+            "healthy_tenants",
         ):
             if hasattr(value, name):
                 data[name] = to_jsonable(getattr(value, name))

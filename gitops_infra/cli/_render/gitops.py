@@ -1,5 +1,5 @@
-"""The GitOps layer (Flux's sources and syncs, and their problems), as ``drift``, ``status`` and a
-promotion's evidence show it."""
+"""The GitOps layer (Flux's sources and syncs, each tenant's sync by name, and their problems), as
+``drift``, ``status`` and a promotion's evidence show it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from ... import automation
 
-__all__ = ["gitops_markdown", "gitops_outcome", "print_gitops"]
+__all__ = ["gitops_markdown", "gitops_outcome", "print_gitops", "tenants_outcome"]
 
 
 def gitops_outcome(layer: automation.GitOpsReport | None, *, checked: bool = True) -> str:
@@ -24,9 +24,24 @@ def gitops_outcome(layer: automation.GitOpsReport | None, *, checked: bool = Tru
         return "gitops: no Flux in this stack"
     if layer.error is not None:
         return "gitops: the cluster could not be read"
+    tenants = f"; {tenants_outcome(layer)}" if layer.tenants else ""
     if layer.healthy:
-        return "gitops: healthy"
-    return f"gitops: {len(layer.problems)} problem(s)"
+        return f"gitops: healthy{tenants}"
+    return f"gitops: {len(layer.problems)} problem(s){tenants}"
+
+
+def tenants_outcome(layer: automation.GitOpsReport) -> str:
+    """How many of the stack's tenants are healthy: ``tenants: 1 of 2 healthy``."""
+    return f"tenants: {layer.healthy_tenants} of {len(layer.tenants)} healthy"
+
+
+def _tenant_line(tenant: automation.TenantSync) -> str:
+    """A tenant by name: its home namespace, and what it applied or why it is not healthy."""
+    if tenant.healthy:
+        state = f"healthy, applied {tenant.sync.applied_revision}"
+    else:
+        state = f"{len(tenant.problems)} problem(s)"
+    return f"tenant {tenant.name} ({tenant.namespace}): {state}"
 
 
 def print_gitops(
@@ -42,6 +57,9 @@ def print_gitops(
             out.print(f"{indent}  " + one_line(f"{source.shown} at {source.revision}"))
         for sync in layer.syncs:
             out.print(f"{indent}  " + one_line(f"{sync.shown} applied {sync.applied_revision}"))
+    if layer.error is None:
+        for tenant in layer.tenants:
+            out.print(f"{indent}  " + one_line(_tenant_line(tenant)))
     for problem in layer.problems:
         # One line each: Flux's messages quote files from git, and a newline in one would forge a line.
         out.print(f"{indent}  {one_line(problem)}")
@@ -73,4 +91,23 @@ def gitops_markdown(layer: automation.GitOpsReport) -> list[str]:
         lines += [*(f"- {code(problem)}" for problem in layer.problems), ""]
     if layer.error is None:
         lines += table(["kind", "object", "ready", "suspended", "revision"], _flux_rows(layer))
+    if layer.error is None and layer.tenants:
+        lines += [
+            "",
+            *table(["tenant", "namespaces", "kustomization", "ready", "applied"], _tenant_rows(layer)),
+        ]
     return lines
+
+
+def _tenant_rows(layer: automation.GitOpsReport) -> list[tuple[Any, ...]]:
+    """A row per tenant, by name: its namespaces, its Kustomization, whether it is Ready, what it applied."""
+    return [
+        (
+            t.name,
+            ", ".join(t.namespaces),
+            f"{t.sync.namespace}/{t.sync.name}",
+            Plain({True: "yes", False: "no", None: "not yet"}[t.sync.ready]),
+            t.sync.applied_revision if t.sync.applied_revision else Plain(""),
+        )
+        for t in layer.tenants
+    ]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...checks import format_duration
 from .escape import one_line
-from .gitops import gitops_markdown
+from .gitops import gitops_markdown, tenants_outcome
 from .markdown import Plain, code, counts, details, table, word
 from .names import namer
 
@@ -137,6 +137,8 @@ def print_promotion(out: Console, result: automation.PromotionResult) -> None:
             out.print("  evidence: " + one_line(f"{source.shown} Ready at {source.revision}"))
         for sync in evidence.gitops.syncs:
             out.print("  evidence: " + one_line(f"{sync.shown} Ready, applied {sync.applied_revision}"))
+        if evidence.gitops.tenants:
+            out.print("  evidence: " + tenants_outcome(evidence.gitops))
 
 
 def promotion_markdown(result: automation.PromotionResult) -> str:
@@ -163,6 +165,11 @@ def promotion_markdown(result: automation.PromotionResult) -> str:
             )
         if evidence.drift is not None:
             rows.append((Plain("IaC drift"), Plain("drifted" if evidence.drift else "none")))
+        if evidence.gitops is not None and evidence.gitops.tenants:
+            gitops = evidence.gitops
+            rows.append(
+                (Plain("tenants"), Plain(f"{gitops.healthy_tenants} of {len(gitops.tenants)} healthy"))
+            )
         lines += ["", "Evidence:", "", *table(["check", "found"], rows)]
         if evidence.gitops is not None:
             lines += ["", *gitops_markdown(evidence.gitops)]

@@ -18,6 +18,7 @@ One module per kind of resource a rule guards, each with its resource types, def
 - ``_flux``: a GitRepository's interval, a Kustomization's prune and health checks, a stack's alerting;
 - ``_images``: workloads' container images are pinned;
 - ``_environment``: the ``environment`` ConfigMap holds the environment contract;
+- ``_tenants``: no tenant's reconciler writes cluster-wide; every tenant Kustomization names its identity;
 - ``_inputs``: reading inputs (a value at a path, lists, numbers, tags) for all of them.
 
 This package is their one face: import the names from ``gitops_infra.policy.rules``.
@@ -72,12 +73,27 @@ from ._tags import (
     TagSettings,
     required_tag_violations,
 )
+from ._tenants import (
+    CLUSTER_ROLE_BINDING_TYPES,
+    CLUSTER_ROLE_TYPES,
+    DEFAULT_FLUX_NAMESPACES,
+    READ_ONLY_CLUSTER_ROLES,
+    ROLE_BINDING_TYPES,
+    ROLE_TYPES,
+    TENANT_LABEL,
+    TenantSettings,
+    stack_tenant_binding_violations,
+    stack_tenant_identity_violations,
+)
 
 __all__ = [
     "ALERT_TYPES",
     "ALWAYS_TAGGABLE_TYPES",
+    "CLUSTER_ROLE_BINDING_TYPES",
+    "CLUSTER_ROLE_TYPES",
     "CONFIG_MAP_PATCH_TYPE",
     "CONFIG_MAP_TYPE",
+    "DEFAULT_FLUX_NAMESPACES",
     "DEFAULT_MAX_INTERVAL",
     "DEFAULT_MAX_NODES",
     "DEFAULT_MIN_INTERVAL",
@@ -96,12 +112,17 @@ __all__ = [
     "KUSTOMIZATION_TYPES",
     "OPEN_CIDRS",
     "POD_SPEC_PATHS",
+    "READ_ONLY_CLUSTER_ROLES",
+    "ROLE_BINDING_TYPES",
+    "ROLE_TYPES",
+    "TENANT_LABEL",
     "UNTAGGABLE_IN_COMPONENT",
     "DeployKeySettings",
     "EndpointSettings",
     "IntervalSettings",
     "NodeGroupSettings",
     "TagSettings",
+    "TenantSettings",
     "default_tags_of",
     "deploy_key_violations",
     "effective_tag_keys",
@@ -119,4 +140,6 @@ __all__ = [
     "secrets_encryption_violations",
     "stack_alerting_violations",
     "stack_deploy_key_violations",
+    "stack_tenant_binding_violations",
+    "stack_tenant_identity_violations",
 ]
