@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from pulumi_policy import EnforcementLevel
 
 from gitops_infra.automation import Plan, StackOptions, offline_plan
 from gitops_infra.config import plan_config
 from gitops_infra.policy import pack, rules
 
-from ..support import REPO_ROOT
+from ..support import REPO_ROOT, stack_project
 
 Resource = tuple[str, str, Mapping[str, Any]]
 """``(type, urn, inputs)`` of one planned resource."""
@@ -75,6 +77,8 @@ RESOURCE_RULES: dict[str, tuple[Callable[[str], bool], Callable[[str, Mapping[st
 STACK_RULES: dict[str, Callable[[list[Resource]], list[tuple[str, str]]]] = {
     pack.DEPLOY_KEY_READ_ONLY: rules.stack_deploy_key_violations,
     pack.FLUX_SYNC_ALERTING: rules.stack_alerting_violations,
+    pack.TENANT_NO_CLUSTER_WIDE_WRITE: rules.stack_tenant_binding_violations,
+    pack.TENANT_KUSTOMIZATION_IDENTITY: rules.stack_tenant_identity_violations,
 }
 
 
@@ -239,3 +243,46 @@ def test_the_local_stack_has_only_kubernetes_objects_for_the_policies(
     assert not [t for t, _, _ in local if t.startswith(("aws:", "eks:", "github:", "tls:"))]
     assert any(t in rules.GIT_REPOSITORY_TYPES for t, _, _ in local)
     assert rules.stack_deploy_key_violations(local) == []
+
+
+def _with_tenants(tmp_path: Path, role: str = "admin") -> list[Resource]:
+    """dev's plan with two tenants, one on two namespaces, bound to ``role``."""
+    config = yaml.safe_load((REPO_ROOT / "Pulumi.dev.yaml").read_text())["config"]
+    config["gitops-infra:tenants"] = [
+        {"name": "shop", "namespaces": ["shop", "shop-jobs"], "role": role},
+        {"name": "ads"},
+    ]
+    stack_project(tmp_path)
+    (tmp_path / "Pulumi.tenants.yaml").write_text(yaml.safe_dump({"config": config}))
+    return _resources(
+        offline_plan("tenants", options=StackOptions(work_dir=tmp_path), config_step=plan_config)
+    )
+
+
+def test_the_tenant_policies_pass_what_the_tenant_component_makes_and_catch_what_it_must_not(
+    tmp_path: Path,
+) -> None:
+    resources = _with_tenants(tmp_path)
+    found = _violations(resources)
+    assert _mandatory(found) == {}
+    kustomizations = [(urn, props) for t, urn, props in resources if t in rules.KUSTOMIZATION_TYPES]
+    assert len(kustomizations) == 3, "the platform's root and one per tenant"
+
+    # A tenant Kustomization that lost its identity would apply as the default account: refused.
+    anonymous = copy.deepcopy(resources)
+    (urn, props) = next(
+        (urn, p) for t, urn, p in anonymous if "tenant-ads" in urn and t in rules.KUSTOMIZATION_TYPES
+    )
+    del props["spec"]["serviceAccountName"]
+    found = _mandatory(_violations(anonymous))
+    assert list(found) == [pack.TENANT_KUSTOMIZATION_IDENTITY]
+    assert [u for u, _ in found[pack.TENANT_KUSTOMIZATION_IDENTITY]] == [urn]
+
+    # A tenant bound to cluster-admin, even namespaced, writes its namespace, quota and limits: refused.
+    admin = _with_tenants(tmp_path / "admin", role="cluster-admin")
+    found = _mandatory(_violations(admin))
+    assert list(found) == [pack.TENANT_NO_CLUSTER_WIDE_WRITE]
+    assert sorted(u.rsplit("::", 1)[1] for u, _ in found[pack.TENANT_NO_CLUSTER_WIDE_WRITE]) == [
+        "gitops-dev-tenant-shop-shop-jobs-reconciler",
+        "gitops-dev-tenant-shop-shop-reconciler",
+    ]

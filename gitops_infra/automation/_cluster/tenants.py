@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gitops_infra.defaults import TENANT_LABEL
+
 from .kube import plain
 
 __all__ = ["TENANT_LABEL", "Tenant", "TenantObjects", "tenant_objects", "tenants_of"]
 
-TENANT_LABEL = "gitops-infra.io/tenant"
-"""The label the platform puts on a tenant's namespaces, GitRepository and Kustomization: its name."""
 _STACK = "pulumi:pulumi:Stack"
 _OUTPUT = "tenants"
 

@@ -34,6 +34,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gitops_infra.defaults import FLUX_NAMESPACE, TENANT_LABEL
+
 from ._inputs import at, names, objects, strings
 
 __all__ = [
@@ -49,9 +51,7 @@ __all__ = [
     "stack_tenant_identity_violations",
 ]
 
-TENANT_LABEL = "gitops-infra.io/tenant"
-"""The label the platform puts on a tenant's namespaces and Flux objects: the tenant's name."""
-DEFAULT_FLUX_NAMESPACES = ("flux-system",)
+DEFAULT_FLUX_NAMESPACES = (FLUX_NAMESPACE,)
 CLUSTER_ROLE_BINDING_TYPES = ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",)
 ROLE_BINDING_TYPES = ("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",)
 CLUSTER_ROLE_TYPES = ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",)
