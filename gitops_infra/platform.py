@@ -267,6 +267,8 @@ def _github(
             environment=config.environment.name,
             scaffold=git.scaffold,
             create=git.create_repository.visibility if git.create_repository is not None else None,
+            # Only the tenants that sync from the fleet: a repository of a tenant's own is its own.
+            tenants={t.name: t.fleet_path for t in config.tenants if t.fleet_path is not None},
         ),
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[provider])),
     )

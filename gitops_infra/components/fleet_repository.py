@@ -15,6 +15,12 @@ written, and it never overwrites or deletes what a person wrote:
 - ``destroy`` keeps the files (``retain_on_delete``): deleting them would commit deletions to the fleet,
   and fail with a conflict on a file edited since.
 
+With ``tenants`` (the tenants that sync from this repository, each by its path), the scaffold adds the
+``tenants/`` layout: ``tenants/README.md`` (what an app team may write, where, and how it is onboarded)
+and a starter ``kustomization.yaml`` in each tenant's path, under the same rules. A tenant removed from
+the config leaves its directory as it is, as a destroy does (its files were retained): what a team wrote
+is theirs, Flux has already pruned what it applied, and a tenant added back syncs it again.
+
 Creating the repository is opt-in too (``create``). A created repository is kept on ``destroy``
 (``retain_on_delete``): tearing down a cluster never deletes a fleet's history. So it is looked up
 first: a missing one is created; one this stack made (its description says so) is taken back into the
@@ -26,7 +32,9 @@ The GitHub provider comes through ``opts``, as for ``DeployKey``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -34,6 +42,7 @@ import pulumi
 from gitops_infra import checks
 from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems
+from gitops_infra.components._tenant_scaffold import TENANTS_README, tenant_files
 from gitops_infra.contract import CONTRACT_KEYS
 from gitops_infra.defaults import RepositoryVisibility
 
@@ -78,12 +87,20 @@ class FleetRepositoryArgs:
     """The environment the path is for, named in the scaffolded README."""
     scaffold: bool = True
     create: RepositoryVisibility | None = None
+    tenants: Mapping[str, str] = field(default_factory=dict)
+    """The tenants that sync from this repository, by name: the path of each (``tenants/<name>`` by
+    default). With ``scaffold``, each path gets a starter file, and ``tenants/`` its README."""
 
     def __post_init__(self) -> None:
         problems = Problems("FleetRepositoryArgs")
         problems.gate("repository", checks.repository_name_problem, self.repository)
         problems.gate("path", checks.relative_path_problem, self.path)
         problems.gate("branch", checks.branch_problem, self.branch)
+        for tenant, path in self.tenants.items():
+            problems.gate(f"tenants[{tenant!r}]", checks.dns_label_problem, tenant)
+            problems.gate(f"tenants[{tenant!r}]", checks.relative_path_problem, path)
+            if checks.relative_path_problem(path) is None and checks.paths_overlap(path, self.path):
+                problems.add(f"tenants[{tenant!r}]", "holds or lies inside path: Flux would apply it twice")
         problems.check(
             self.create is None or isinstance(self.create, RepositoryVisibility),
             "create",
@@ -92,8 +109,11 @@ class FleetRepositoryArgs:
         problems.raise_if_any()
 
 
-def scaffold_files(path: str, environment: str | None = None) -> dict[str, str]:
-    """The starter files for ``path``, by their path in the repository."""
+def scaffold_files(
+    path: str, environment: str | None = None, tenants: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The starter files for ``path``, and the ``tenants/`` layout for ``tenants`` (a path by tenant name),
+    by their path in the repository."""
     path = path.strip("/")
     variables = ", ".join(f"`${{{key}}}`" for key in CONTRACT_KEYS)
     target = f"the {environment} cluster" if environment else "its cluster"
@@ -110,7 +130,24 @@ def scaffold_files(path: str, environment: str | None = None) -> dict[str, str]:
         "gitops-infra created these two files once and never changes them again: they are yours.\n"
     )
     kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
-    return {f"{path}/{SCAFFOLD_KUSTOMIZATION}": kustomization, f"{path}/{SCAFFOLD_README}": readme}
+    files = {f"{path}/{SCAFFOLD_KUSTOMIZATION}": kustomization, f"{path}/{SCAFFOLD_README}": readme}
+    for file, content in tenant_files(tenants or {}).items():
+        files.setdefault(file, content)  # a sync path of `tenants` keeps its own README
+    return files
+
+
+def _role(file: str, path: str, tenants: Mapping[str, str]) -> str:
+    """A scaffolded file's part of its resource name: the sync path's ``readme`` and ``kustomization`` (as
+    they always were), ``tenants-readme``, and ``tenant-<name>``."""
+    if posixpath.dirname(file) == path.strip("/"):
+        return "readme" if file.endswith(SCAFFOLD_README) else "kustomization"
+    if file == TENANTS_README:
+        return "tenants-readme"
+    return next(
+        f"tenant-{tenant}"
+        for tenant, tenant_path in tenants.items()
+        if file == f"{tenant_path.strip('/')}/{SCAFFOLD_KUSTOMIZATION}"
+    )
 
 
 class FleetRepository(pulumi.ComponentResource):
@@ -148,15 +185,15 @@ class FleetRepository(pulumi.ComponentResource):
         self.repository_name = repository_name
         self.files = []
         if args.scaffold:
-            message = COMMIT_MESSAGE.format(path=args.path.strip("/"))
-            for file, content in scaffold_files(args.path, args.environment).items():
+            for file, content in scaffold_files(args.path, args.environment, args.tenants).items():
+                # Each directory's own: a tenant's file is told from the team's edits as the path's is.
+                message = COMMIT_MESSAGE.format(path=posixpath.dirname(file))
                 found = self._last_commit_message(args, file)
                 if found is not None and found != message:
                     continue  # the fleet's file: left as it is
-                role = "readme" if file.endswith(SCAFFOLD_README) else "kustomization"
                 self.files.append(
                     github.RepositoryFile(
-                        f"{name}-scaffold-{role}",
+                        f"{name}-scaffold-{_role(file, args.path, args.tenants)}",
                         repository=self.repository_name,
                         branch=args.branch,
                         file=file,

@@ -10,6 +10,7 @@ import pulumi_github as github
 import pytest
 import yaml
 
+from gitops_infra.checks import DNS_LABEL_HINT
 from gitops_infra.components.fleet_repository import (
     DESCRIPTION,
     FleetRepository,
@@ -220,3 +221,130 @@ def test_only_private_or_internal_repositories_are_created(minimal: dict[str, An
     with pytest.raises(ConfigError) as info:
         load_config(minimal, stack="test")
     assert any("git.createRepository.visibility" in p for p in info.value.problems)
+
+
+# -- the tenants/ layout -------------------------------------------------------------------------------
+
+TENANTS = {"shop": "tenants/shop", "ads": "apps/ads"}
+TENANT_OURS = "Scaffold tenants/shop for Flux (gitops-infra)"
+SHOP, ADS, LAYOUT = "tenants/shop/kustomization.yaml", "apps/ads/kustomization.yaml", "tenants/README.md"
+
+
+def test_each_tenant_path_gets_an_empty_kustomization_and_tenants_a_readme() -> None:
+    files = scaffold_files("clusters/dev", "dev", TENANTS)
+    assert set(files) == {KUSTOMIZATION_FILE, README, LAYOUT, SHOP, ADS}
+    # No resources: kustomize-controller builds nothing and is Ready, where a missing path is
+    # "kustomization path not found" (git keeps no empty directory).
+    for file in (SHOP, ADS):
+        assert yaml.safe_load(files[file]) == yaml.safe_load(files[KUSTOMIZATION_FILE])
+    assert files[SHOP].startswith("# Tenant shop: Flux applies what this lists as shop-reconciler")
+    readme = files[LAYOUT]
+    # Where a team writes, what is refused, and how it is onboarded.
+    assert "`tenants/<name>/`" in readme and "`<name>-reconciler`" in readme
+    for refused in ("another namespace", "cluster-scoped", "sourceRef.namespace", "remote base"):
+        assert refused in readme, refused
+    assert "`gitops-infra:tenants`" in readme
+    assert all(f"${{{key}}}" in readme for key in CONTRACT_KEYS)
+    # Without tenants, the scaffold is what it was.
+    assert set(scaffold_files("clusters/dev", "dev", {})) == {KUSTOMIZATION_FILE, README}
+
+
+def test_tenant_files_are_scaffolded_under_the_same_rules() -> None:
+    graph = fleet(tenants=TENANTS)
+    files = {f.name: f for f in graph.of_type(FILE)}
+    assert sorted(files) == [
+        "fleet-scaffold-kustomization",
+        "fleet-scaffold-readme",
+        "fleet-scaffold-tenant-ads",
+        "fleet-scaffold-tenant-shop",
+        "fleet-scaffold-tenants-readme",
+    ]
+    assert files["fleet-scaffold-tenant-shop"].inputs["file"] == SHOP
+    assert files["fleet-scaffold-tenant-ads"].inputs["file"] == ADS
+    assert files["fleet-scaffold-tenants-readme"].inputs["file"] == LAYOUT
+    # Each directory's own commit message: what tells the scaffold's file from a team's edit.
+    assert files["fleet-scaffold-tenant-shop"].inputs["commitMessage"] == TENANT_OURS
+    assert files["fleet-scaffold-tenants-readme"].inputs["commitMessage"] == (
+        "Scaffold tenants for Flux (gitops-infra)"
+    )
+    for file in files.values():
+        assert file.inputs["overwriteOnCreate"] is False
+        assert set(file.ignore_changes) == {"content", "commitMessage", "overwriteOnCreate"}
+        assert file.retain_on_delete
+
+
+def test_a_teams_edits_are_never_fought_and_the_scaffolds_own_file_stays_managed() -> None:
+    # Day 2: the team wrote its kustomization (shop), the scaffold's own is unedited (ads), and the
+    # layout README was written by hand before the first `up`.
+    graph = fleet(
+        tenants=TENANTS,
+        git_files={
+            SHOP: "shop: add the storefront",
+            ADS: "Scaffold apps/ads for Flux (gitops-infra)",
+            LAYOUT: "tenants: our own onboarding notes",
+        },
+    )
+    files = {f.inputs["file"]: f for f in graph.of_type(FILE)}
+    assert SHOP not in files and LAYOUT not in files  # the team's: left as they are, not managed
+    assert files[ADS].inputs["overwriteOnCreate"] is True  # still the scaffold's: no change on this `up`
+
+
+def test_a_tenant_removed_from_the_config_leaves_its_directory_and_comes_back_as_it_was() -> None:
+    # First `up` with shop: its file is recorded with retainOnDelete.
+    first = fleet(tenants={"shop": "tenants/shop"})
+    (shop,) = [f for f in first.of_type(FILE) if f.inputs["file"] == SHOP]
+    assert shop.retain_on_delete
+    # shop is removed: nothing of it is declared. The engine drops a retained resource from the state
+    # without the provider's Delete (see the test above on edited files), so no deletion is committed.
+    second = fleet(tenants={}, git_files={SHOP: "shop: add the storefront"})
+    assert {f.inputs["file"] for f in second.of_type(FILE)} == {README, KUSTOMIZATION_FILE}
+    # Added back: the team's directory is synced as it is, never overwritten.
+    third = fleet(tenants={"shop": "tenants/shop"}, git_files={SHOP: "shop: add the storefront"})
+    assert SHOP not in {f.inputs["file"] for f in third.of_type(FILE)}
+
+
+def test_tenant_args_are_checked() -> None:
+    with pytest.raises(ConfigError) as info:
+        FleetRepositoryArgs(
+            repository="fleet",
+            path="clusters/dev",
+            tenants={"Shop": "tenants/shop", "ads": "/abs", "ops": "clusters/dev/ops"},
+        )
+    assert list(info.value.problems) == [
+        "FleetRepositoryArgs.tenants['Shop']: " + DNS_LABEL_HINT,
+        "FleetRepositoryArgs.tenants['ads']: must be a relative path inside the repository, without '..' or "
+        "whitespace",
+        "FleetRepositoryArgs.tenants['ops']: holds or lies inside path: Flux would apply it twice",
+    ]
+
+
+def test_the_platform_scaffolds_the_fleets_tenants_only(minimal: dict[str, Any]) -> None:
+    minimal["git"] |= {"scaffold": True}
+    minimal["tenants"] = [
+        {"name": "shop"},
+        {"name": "ads", "source": {"path": "apps/ads"}},
+        {
+            "name": "search",
+            "source": {
+                "repository": {
+                    "url": "ssh://git@git.example.com/search.git",
+                    "knownHosts": "git.example.com ssh-ed25519 AAAA",
+                    "deployKey": {"existing": {"privateKey": "searchKey"}},
+                }
+            },
+        },
+    ]
+    minimal["searchKey"] = "mock-openssh-private-key-search"
+    graph = run(lambda: build_platform(load_config(minimal, stack="test"))).graph
+    files = graph.of_type(FILE)
+    # search syncs from a repository of its own: nothing of it is written to the fleet.
+    assert {f.inputs["file"] for f in files} == {
+        "clusters/test/kustomization.yaml",
+        "clusters/test/README.md",
+        LAYOUT,
+        SHOP,
+        ADS,
+    }
+    # The paths exist before Flux syncs, and the tenants come after Flux.
+    root = graph.one(KUSTOMIZATION, "gitops-test-flux-kustomization")
+    assert all(f.urn in root.dependencies for f in files)
