@@ -16,7 +16,7 @@ from gitops_infra.automation import COMPUTED, SECRET, StackOptions, offline_plan
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
 from gitops_infra.config import plan_config
 
-from ..support import REPO_ROOT, stack_project
+from ..support import REPO_ROOT, stack_project, write_project
 
 
 @pytest.fixture(autouse=True)
@@ -357,3 +357,21 @@ def test_the_plan_of_a_stack_with_tenants_lists_each_tenants_objects(tmp_path: P
         "namespaces": ["shop", "shop-jobs"],
         "kustomization": "shop",
     }
+
+
+def test_a_plan_of_one_resource_says_one_resource(tmp_path: Path) -> None:
+    write_project(tmp_path, "single")
+    (tmp_path / "__main__.py").write_text(
+        "import pulumi\n\n\nclass One(pulumi.ComponentResource):\n"
+        "    def __init__(self) -> None:\n"
+        "        super().__init__('test:index:One', 'one')\n\n\nOne()\n"
+    )
+    (tmp_path / "Pulumi.test.yaml").write_text("config: {}\n")
+
+    text = _plan("test", "--cwd", str(tmp_path))
+    markdown = _plan("test", "--cwd", str(tmp_path), "--format", "markdown")
+
+    assert [text.exit_code, markdown.exit_code] == [EXIT_OK, EXIT_OK], text.output
+    assert text.stdout.splitlines()[0] == "Offline plan of stack test (single): 1 resource"
+    assert "### Offline plan of `test`: 1 resource to create" in markdown.stdout
+    assert "<summary>1 resource</summary>" in markdown.stdout

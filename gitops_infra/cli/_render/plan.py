@@ -26,6 +26,10 @@ _VALUE_WIDTH = 48
 _FIRST_INPUTS = ("endpointPublicAccess", "endpointPrivateAccess", "publicAccessCidrs")
 
 
+def _resources(count: int) -> str:
+    return f"{count} resource" if count == 1 else f"{count} resources"
+
+
 def _key_inputs(inputs: Mapping[str, Any]) -> str:
     """A few scalar inputs (or short lists of them), enough to tell resources apart at a glance."""
     shown = []
@@ -42,7 +46,7 @@ def _key_inputs(inputs: Mapping[str, Any]) -> str:
 
 
 def print_plan(out: Console, result: automation.Plan) -> None:
-    out.print(f"Offline plan of stack {result.stack} ({result.project}): {len(result.resources)} resources")
+    out.print(f"Offline plan of stack {result.stack} ({result.project}): {_resources(len(result.resources))}")
     out.print(result.note)
     if result.placeholders:
         out.print(f"Secrets planned with redacted placeholders: {', '.join(result.placeholders)}")
@@ -74,12 +78,12 @@ def plan_markdown(result: automation.Plan) -> str:
 
     by_type = Counter(r.type for r in result.resources)
     lines = [
-        f"### Offline plan of {code(result.stack)}: {len(result.resources)} resources to create",
+        f"### Offline plan of {code(result.stack)}: {_resources(len(result.resources))} to create",
         "",
         escape(result.note) if result.note == NOTE else code(result.note),  # our prose, or any text
         "",
         *table(["type", "count"], sorted(by_type.items())),
     ]
     rows = [(code(r.type), r.name, cell(dict(r.inputs))) for r in result.resources]
-    lines += details(f"{len(result.resources)} resources", table(["type", "name", "inputs"], rows))
+    lines += details(_resources(len(result.resources)), table(["type", "name", "inputs"], rows))
     return "\n".join(lines) + "\n"
