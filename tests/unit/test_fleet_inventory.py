@@ -671,6 +671,8 @@ def test_fleet_job_prints_yaml_the_api_server_reads(tmp_path: Path) -> None:
     )
     assert result.exit_code == EXIT_OK, result.output
     job = yaml.safe_load(result.stdout)
+    # Written out in full: no anchor or alias (`&id001`, `*id001`) for a reader to chase.
+    assert not any(event.anchor for event in yaml.parse(result.stdout) if hasattr(event, "anchor"))
     assert job["spec"]["completions"] == 4
     assert job["spec"]["template"]["spec"]["containers"][0]["command"][-3:] == [
         "--project",

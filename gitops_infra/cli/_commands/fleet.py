@@ -12,7 +12,7 @@ import click
 from .._invocation import Invocation, Selection, command, formats, selection_options
 from .._main import EXIT_OK, CliError, fleet_drift_exit, main
 from .._output import echo
-from .._render import to_json
+from .._render import to_json, to_yaml
 from .._render.drift import print_fleet_drift
 from .._render.inventory import print_fleet_list
 
@@ -156,7 +156,5 @@ def fleet_job(
     if invocation.json:
         invocation.stdout_closed = not echo(to_json(job))
     else:
-        import yaml
-
-        invocation.stdout_closed = not echo(yaml.safe_dump(job, sort_keys=False), nl=False)
+        invocation.stdout_closed = not echo(to_yaml(job), nl=False)
     return EXIT_OK

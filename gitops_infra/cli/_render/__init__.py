@@ -27,7 +27,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["to_json", "to_markdown"]
+__all__ = ["to_json", "to_markdown", "to_yaml"]
 
 
 def to_json(result: Any, *, warnings: list[str] | None = None) -> str:
@@ -39,6 +39,19 @@ def to_json(result: Any, *, warnings: list[str] | None = None) -> str:
     if warnings and isinstance(document, dict):
         document = {**document, "warnings": list(warnings)}
     return json.dumps(document, indent=2, sort_keys=True)
+
+
+def to_yaml(document: Any) -> str:
+    """``document`` (a manifest) as block-style YAML in its own key order, each value written out where it
+    stands: an object used twice is not turned into an anchor and an alias (``&id001``) for a reader to
+    follow."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    return yaml.dump(document, Dumper=Dumper, sort_keys=False)
 
 
 def to_markdown(result: Any) -> str:
