@@ -1,18 +1,17 @@
-"""Tenants on the real API server, with Flux's real controllers locked down: the local cluster's lockdown,
-and the GitOps layer's read of each tenant's sync, by name, in drift, status and promotion.
+"""Tenants on the real API server, with Flux's real controllers locked down: this repository's stack program
+with two tenants in its ``tenants`` config, their syncs, their refusals as the GitOps layer reports them,
+their removal and return, and a destroy; and the lockdown itself, on objects made by hand.
 
 The module runs kustomize-controller locked down (``LocalCluster.locked_down``: one controller restarted,
-and back after the module), so it shares the session's cluster with the other tests. The stack is this
-repository's program with the ``tenants`` output and the root Kustomization's identity stood in for by
-config (``tenants_fixture``); each tenant's namespaces, ServiceAccount, RoleBindings, git credential,
-GitRepository and Kustomization are made here with the API client, as the brief of issue 47 names them.
+and back after the module), so it shares the session's cluster with the other tests. Flux is installed
+outside the local stack, so the harness binds the identity the platform's root Kustomization states
+(``bind_flux_reconciler``), as the flux2 chart would.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,18 +19,17 @@ from typing import Any
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-from pulumi import automation as auto
 
-from gitops_infra.automation import up
+from gitops_infra.automation import destroy, up
+from gitops_infra.components.flux import FLUX_SYNC_NAME
+from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, parse_environment
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 from gitops_infra.local._cluster import FLUX_RECONCILER
 
-from ..support import REPO_ROOT, workspace, write_project
-from .conftest import STACK, LocalStack, gone, wait_until
+from .conftest import LocalStack, gone, wait_until
 
 pytestmark = pytest.mark.cluster
 
-TENANTS_FIXTURE = REPO_ROOT / "tests" / "cluster" / "tenants_fixture"
 TENANT_LABEL = "gitops-infra.io/tenant"
 SOURCE = ("source.toolkit.fluxcd.io", "v1", "gitrepositories")
 KUSTOMIZE = ("kustomize.toolkit.fluxcd.io", "v1", "kustomizations")
@@ -62,13 +60,11 @@ class Tenant:
         return f"system:serviceaccount:{self.home}:{self.reconciler}"
 
     @property
-    def output(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "namespace": self.home,
-            "namespaces": list(self.namespaces),
-            "kustomization": self.name,
-        }
+    def config(self) -> dict[str, Any]:
+        """Its entry in ``gitops-infra:tenants``; its source the default, the fleet's ``tenants/<name>``."""
+        if self.namespaces == (self.name,):
+            return {"name": self.name}
+        return {"name": self.name, "namespaces": list(self.namespaces)}
 
 
 def _create(create: Callable[[], Any]) -> None:
@@ -128,34 +124,6 @@ def _namespace(api: Any, name: str, **labels: str) -> None:
     _create(lambda: client.CoreV1Api(api).create_namespace({"metadata": {"name": name, "labels": labels}}))
 
 
-def make_tenant(api: Any, tenant: Tenant, fleet: FleetServer, key: DeployKeyPair) -> None:
-    """A tenant's objects as the platform makes them (the brief's interface): labelled namespaces, its
-    reconciler bound to ``admin`` in each, its credential, GitRepository and Kustomization at home."""
-    labels = {TENANT_LABEL: tenant.name}
-    for namespace in tenant.namespaces:
-        _namespace(api, namespace, **labels, **{"toolkit.fluxcd.io/tenant": tenant.name})
-    core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
-    _create(
-        lambda: core.create_namespaced_service_account(tenant.home, {"metadata": {"name": tenant.reconciler}})
-    )
-    for namespace in tenant.namespaces:
-        binding = {
-            "metadata": {"name": tenant.reconciler, "labels": labels},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
-            "subjects": [{"kind": "ServiceAccount", "name": tenant.reconciler, "namespace": tenant.home}],
-        }
-        _create(
-            lambda namespace=namespace, binding=binding: rbac.create_namespaced_role_binding(
-                namespace, binding
-            )
-        )
-    _git_source(api, fleet, key, tenant.home, tenant.name, **labels)
-    spec: dict[str, Any] = {"path": f"./tenants/{tenant.name}", "serviceAccountName": tenant.reconciler}
-    if len(tenant.namespaces) == 1:
-        spec["targetNamespace"] = tenant.home
-    _kustomization(api, tenant.home, tenant.name, spec, **labels)
-
-
 def _get(api: Any, kind: tuple[str, str, str], namespace: str, name: str) -> dict[str, Any]:
     group, version, plural = kind
     found: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
@@ -200,31 +168,44 @@ def _delete_namespaces(api: Any, names: list[str]) -> None:
         wait_until(lambda name=name: gone(core.read_namespace, name), f"namespace {name} to be gone")
 
 
-def _fixture_config(stack: LocalStack, key: str, value: Any) -> None:
-    """Set ``fixture:<key>`` (the tenants fixture's own config) in the stack's file, and commit it."""
-    text = value if isinstance(value, str) else json.dumps(value)
-    workspace(stack.root, stack.env).set_config(STACK, f"fixture:{key}", auto.ConfigValue(text))
-    stack.commit(f"fixture:{key}")
-
-
 @pytest.fixture
 def tenant_stack(local_stack: LocalStack, locked_down: LocalCluster) -> LocalStack:
-    """The local stack under the tenants fixture program, its root Kustomization stating its identity,
-    which the harness binds in the stack's Flux namespace, as the flux2 chart would."""
-    write_project(local_stack.root, "gitops-infra", main=TENANTS_FIXTURE, virtualenv=sys.prefix)
-    _fixture_config(local_stack, "lockdown", "true")
+    """The local stack on the locked-down cluster, with the identity its root Kustomization states (while
+    there are tenants) bound in its Flux namespace, as the flux2 chart binds it."""
     locked_down.bind_flux_reconciler(local_stack.flux_namespace)
     return local_stack
 
 
 @pytest.fixture
 def tenants(tenant_stack: LocalStack) -> Iterator[tuple[Tenant, Tenant]]:
-    """Two tenants of this test: ``a`` with two namespaces (no target namespace), ``b`` with one; their
-    namespaces deleted afterwards."""
+    """Two tenants of this test: ``a`` with two namespaces (no target namespace), ``b`` with one. The stack
+    is destroyed afterwards here, before its namespaces are made sure of: deleted out of band, a namespace
+    would take its RoleBinding away under its Kustomization's finalizer."""
     a = Tenant(f"a-{tenant_stack.name}", (f"a-{tenant_stack.name}", f"a-{tenant_stack.name}-2"))
     b = Tenant(f"b-{tenant_stack.name}", (f"b-{tenant_stack.name}",))
     yield a, b
+    tenant_stack.raw_stack().destroy(on_output=None)
     _delete_namespaces(tenant_stack.api, [*a.namespaces, *b.namespaces])
+
+
+def _wait_ready(api: Any, tenant: Tenant) -> dict[str, Any]:
+    """The tenant's Kustomization, once Flux says it is Ready (of its current spec)."""
+    wait_until(
+        lambda: (_ready(api, KUSTOMIZE, tenant.home, tenant.name) or {}).get("status") == "True",
+        f"tenant {tenant.name}'s Kustomization to be Ready",
+    )
+    return _get(api, KUSTOMIZE, tenant.home, tenant.name)
+
+
+def _data(api: Any, name: str, namespace: str) -> dict[str, str] | None:
+    """The ConfigMap ``name``'s data in ``namespace``, ``None`` when it is not there."""
+    try:
+        data: dict[str, str] = client.CoreV1Api(api).read_namespaced_config_map(name, namespace).data
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    return data
 
 
 def _config_map(name: str, namespace: str | None = None) -> str:
@@ -238,22 +219,41 @@ CLUSTER_ROLE = (
 )
 
 
+ROLE = (
+    "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n"
+    "metadata:\n  name: reader\n  namespace: {namespace}\n"
+    "rules:\n- apiGroups: ['']\n  resources: ['configmaps']\n  verbs: ['get']\n"
+)
+
+
 def _tenant(gitops: dict[str, Any], name: str) -> dict[str, Any]:
     (found,) = [t for t in gitops["tenants"] if t["name"] == name]
     return found
 
 
-def test_each_tenant_s_sync_is_reported_by_name_and_a_refused_one_blocks_promotion(
+def _set_tenants(stack: LocalStack, *tenants: Tenant) -> None:
+    stack.set("tenants", [tenant.config for tenant in tenants])
+    stack.commit(f"tenants: {', '.join(tenant.name for tenant in tenants) or 'none'}")
+
+
+def _platform_ready(stack: LocalStack) -> None:
+    """The platform's root Kustomization Ready, as its own identity, and the contract where it was."""
+    root = _get(stack.api, KUSTOMIZE, stack.flux_namespace, FLUX_SYNC_NAME)
+    assert root["spec"]["serviceAccountName"] == FLUX_RECONCILER, root["spec"]
+    ready = _ready(stack.api, KUSTOMIZE, stack.flux_namespace, FLUX_SYNC_NAME)
+    assert ready is not None and ready["status"] == "True", ready
+    assert parse_environment(_data(stack.api, ENVIRONMENT_CONFIGMAP, stack.service_namespace) or {})
+
+
+def test_two_tenants_apply_into_their_own_namespaces_only_and_go_and_come_back_with_the_config(
     tenant_stack: LocalStack,
     tenants: tuple[Tenant, Tenant],
     second_stack: str,
     fleet: FleetServer,
-    deploy_key: DeployKeyPair,
     no_credentials: Callable[[str], None],
 ) -> None:
     a, b = tenants
     api = tenant_stack.api
-    _fixture_config(tenant_stack, "tenants", [a.output, b.output])
     fleet.commit(
         {
             f"tenants/{a.name}/app.yaml": _config_map("app", a.home)
@@ -263,39 +263,30 @@ def test_each_tenant_s_sync_is_reported_by_name_and_a_refused_one_blocks_promoti
         },
         "the tenants' first commits",
     )
-    up("local", options=tenant_stack.options)  # the root Kustomization, locked down, as kustomize-controller
+    _set_tenants(tenant_stack, a, b)
+    up("local", options=tenant_stack.options)
 
-    # Named in the output, not in the cluster yet: a problem each, by tenant.
-    missing = tenant_stack.cli("drift", "local", "--layers", "gitops", "--json")
-    assert missing.exit_code == 2, missing.output
-    gitops = json.loads(missing.stdout)["gitops"]
-    assert [t["name"] for t in gitops["tenants"]] == [a.name, b.name]
+    # Each tenant's commit, applied as its reconciler into its own namespaces (b's, which names none, into
+    # its one namespace), from its default path; the contract there, read typed, the platform's own.
     for tenant in (a, b):
-        said = f"tenant {tenant.name}: Kustomization {tenant.home}/{tenant.name} is not Ready yet (NotFound)"
-        assert any(p.startswith(said) for p in gitops["problems"]), gitops["problems"]
-    assert gitops["syncs"][0]["ready"] is True and gitops["failing"] == []
-
-    for tenant in (a, b):
-        make_tenant(api, tenant, fleet, deploy_key)
-    for tenant in (a, b):
-        wait_until(
-            lambda tenant=tenant: (
-                (_ready(api, KUSTOMIZE, tenant.home, tenant.name) or {}).get("status") == "True"
-            ),
-            f"tenant {tenant.name}'s Kustomization to be Ready",
-        )
-    core = client.CoreV1Api(api)
-    assert {ns: core.read_namespaced_config_map("app", ns).data for ns in (*a.namespaces, b.home)} == {
+        spec = _wait_ready(api, tenant)["spec"]
+        assert spec["serviceAccountName"] == tenant.reconciler, spec
+        assert spec["path"] == f"./tenants/{tenant.name}", spec
+        assert spec.get("targetNamespace") == (b.home if tenant is b else None), spec
+    assert {ns: _data(api, "app", ns) for ns in (*a.namespaces, b.home)} == {
         ns: {"team": "yes-it-is"} for ns in (*a.namespaces, b.home)
     }
+    contract = parse_environment(_data(api, ENVIRONMENT_CONFIGMAP, tenant_stack.service_namespace) or {})
+    for namespace in (*a.namespaces, b.home):
+        assert parse_environment(_data(api, ENVIRONMENT_CONFIGMAP, namespace) or {}) == contract
+    _platform_ready(tenant_stack)
 
     healthy = tenant_stack.cli("drift", "local", "--json")
     assert healthy.exit_code == 0, healthy.output
     gitops = json.loads(healthy.stdout)["gitops"]
     assert gitops["healthy"] is True and gitops["healthy_tenants"] == 2, gitops
-    assert (
-        gitops["failing"] == [] and len(gitops["syncs"]) == 1
-    )  # the tenants' are theirs, not the platform's
+    # The tenants' syncs are theirs, not the platform's.
+    assert gitops["failing"] == [] and len(gitops["syncs"]) == 1
     for tenant in (a, b):
         found = _tenant(gitops, tenant.name)
         assert found["healthy"] is True and found["namespace"] == tenant.home
@@ -323,8 +314,8 @@ def test_each_tenant_s_sync_is_reported_by_name_and_a_refused_one_blocks_promoti
     )
     assert a.user in refused["message"], refused
     assert (_ready(api, KUSTOMIZE, b.home, b.name) or {}).get("status") == "True"
-    for forbidden in ((core.read_namespaced_config_map, "not-yours", b.home),):
-        assert gone(*forbidden)
+    assert _data(api, "not-yours", b.home) is None
+    assert gone(client.RbacAuthorizationV1Api(api).read_cluster_role, a.name)
     name = f"Kustomization {a.home}/{a.name}"
     said = f"tenant {a.name}: {name} is not Ready ({refused['reason']}): {refused['message']}"
 
@@ -353,9 +344,48 @@ def test_each_tenant_s_sync_is_reported_by_name_and_a_refused_one_blocks_promoti
     assert error["type"] == "PromotionError", error
     assert f"--require-healthy: {' '.join(said.split())}" in error["message"], error
     assert "(1 of 2 tenants healthy)" in error["message"], error
-    no_credentials(
-        "".join([missing.output, healthy.output, text.output, markdown.output, promotion.output, *outputs])
+    no_credentials("".join([healthy.output, text.output, markdown.output, promotion.output, *outputs]))
+
+    # a, refused as it is, leaves the config: what its Kustomization applied is pruned, then its
+    # namespaces go; b and the platform stay as they were.
+    kept = client.CoreV1Api(api).read_namespaced_config_map("app", b.home).metadata.uid
+    _set_tenants(tenant_stack, b)
+    up("local", options=tenant_stack.options)
+    core = client.CoreV1Api(api)
+    for namespace in a.namespaces:
+        assert gone(core.read_namespace, namespace), namespace
+    assert _ready(api, KUSTOMIZE, b.home, b.name)["status"] == "True"  # type: ignore[index]
+    assert core.read_namespaced_config_map("app", b.home).metadata.uid == kept
+    _platform_ready(tenant_stack)
+    after = tenant_stack.cli("drift", "local", "--json")
+    assert after.exit_code == 0, after.output
+    gitops = json.loads(after.stdout)["gitops"]
+    assert [t["name"] for t in gitops["tenants"]] == [b.name] and gitops["healthy_tenants"] == 1, gitops
+
+    # The second act: a, back in its namespaces, comes up again with what it commits now.
+    fleet.commit(
+        {
+            f"tenants/{a.name}/b.yaml": _config_map("second", a.namespaces[1]),
+            f"tenants/{a.name}/role.yaml": ROLE.format(namespace=a.home),
+        },
+        "tenant a keeps to its namespaces",
     )
+    _set_tenants(tenant_stack, a, b)
+    up("local", options=tenant_stack.options)
+    _wait_ready(api, a)
+    assert _data(api, "app", a.home) == _data(api, "second", a.namespaces[1]) == {"team": "yes-it-is"}
+    client.RbacAuthorizationV1Api(api).read_namespaced_role("reader", a.home)
+
+    # A destroy with both tenants finishes, and leaves none of their namespaces; an up builds it all again.
+    destroyed = destroy("local", options=tenant_stack.options)
+    assert destroyed.clean
+    left = {n.metadata.name for n in core.list_namespace().items}
+    assert left.isdisjoint({*a.namespaces, *b.namespaces}), left
+    up("local", options=tenant_stack.options)
+    for tenant in (a, b):
+        _wait_ready(api, tenant)
+    assert _data(api, "app", b.home) == {"team": "yes-it-is"}
+    _platform_ready(tenant_stack)
 
 
 def test_locked_down_flux_refuses_no_identity_and_other_namespaces_sources_and_lets_its_own_apply(
