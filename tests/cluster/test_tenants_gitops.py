@@ -10,14 +10,16 @@ outside the local stack, so the harness binds the identity the platform's root K
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from kubernetes import client
+from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
 from gitops_infra.automation import destroy, up
@@ -208,6 +210,40 @@ def _data(api: Any, name: str, namespace: str) -> dict[str, str] | None:
     return data
 
 
+@contextlib.contextmanager
+def _flux_events(api: Any, tenant: Tenant) -> Iterator[list[str]]:
+    """The messages of the Events recorded on the tenant's Kustomization inside the block (and before it,
+    some twice): what kustomize-controller says it pruned, which its namespace's deletion takes away."""
+    seen: list[str] = []
+    done = threading.Event()
+    selector = f"involvedObject.kind=Kustomization,involvedObject.name={tenant.name}"
+
+    def record() -> None:
+        # Watches of a second each, so that the block's end stops it within one.
+        while not done.is_set():
+            for event in watch.Watch().stream(
+                client.CoreV1Api(api).list_namespaced_event,
+                tenant.home,
+                field_selector=selector,
+                timeout_seconds=1,
+            ):
+                seen.append(str(event["object"].message))
+
+    thread = threading.Thread(target=record, daemon=True)
+    thread.start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        thread.join(timeout=10)
+
+
+def _pruned(events: list[str], namespaces: tuple[str, ...]) -> bool:
+    """Whether kustomize-controller said it deleted the ConfigMap ``app`` in each of ``namespaces``."""
+    said = "\n".join(events)
+    return all(f"ConfigMap/{namespace}/app deleted" in said for namespace in namespaces)
+
+
 def _config_map(name: str, namespace: str | None = None) -> str:
     where = f"  namespace: {namespace}\n" if namespace else ""
     return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n{where}data:\n  team: yes-it-is\n"
@@ -350,7 +386,10 @@ def test_two_tenants_apply_into_their_own_namespaces_only_and_go_and_come_back_w
     # namespaces go; b and the platform stay as they were.
     kept = client.CoreV1Api(api).read_namespaced_config_map("app", b.home).metadata.uid
     _set_tenants(tenant_stack, b)
-    up("local", options=tenant_stack.options)
+    with _flux_events(api, a) as events:
+        up("local", options=tenant_stack.options)
+    # Pruned by Flux, as a's reconciler, before its namespaces went: its RoleBindings were still there.
+    assert _pruned(events, a.namespaces), events
     core = client.CoreV1Api(api)
     for namespace in a.namespaces:
         assert gone(core.read_namespace, namespace), namespace
@@ -377,8 +416,10 @@ def test_two_tenants_apply_into_their_own_namespaces_only_and_go_and_come_back_w
     client.RbacAuthorizationV1Api(api).read_namespaced_role("reader", a.home)
 
     # A destroy with both tenants finishes, and leaves none of their namespaces; an up builds it all again.
-    destroyed = destroy("local", options=tenant_stack.options)
+    with _flux_events(api, a) as a_events, _flux_events(api, b) as b_events:
+        destroyed = destroy("local", options=tenant_stack.options)
     assert destroyed.clean
+    assert _pruned(a_events, a.namespaces) and _pruned(b_events, b.namespaces), (a_events, b_events)
     left = {n.metadata.name for n in core.list_namespace().items}
     assert left.isdisjoint({*a.namespaces, *b.namespaces}), left
     up("local", options=tenant_stack.options)
