@@ -77,53 +77,49 @@ def _create(create: Callable[[], Any]) -> None:
             raise
 
 
-def _flux_object(
-    kind: tuple[str, str, str], name: str, namespace: str, spec: dict[str, Any], **labels: str
-) -> Any:
+def _flux_object(kind: tuple[str, str, str], name: str, namespace: str, spec: dict[str, Any]) -> Any:
     group, version, plural = kind
     return {
         "apiVersion": f"{group}/{version}",
         "kind": "GitRepository" if plural == "gitrepositories" else "Kustomization",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }
 
 
-def _git_source(
-    api: Any, fleet: FleetServer, key: DeployKeyPair, namespace: str, name: str, **labels: str
-) -> None:
-    """A GitRepository ``name`` in ``namespace`` on the fleet server, with its credential ``<name>-git``."""
+def _git_sources(api: Any, fleet: FleetServer, key: DeployKeyPair, namespaces: tuple[str, ...]) -> None:
+    """A GitRepository ``fleet`` on the fleet server in each of ``namespaces``, with its credential
+    ``fleet-git``; once each has fetched."""
     core, objects = client.CoreV1Api(api), client.CustomObjectsApi(api)
     secret = {
-        "metadata": {"name": f"{name}-git"},
+        "metadata": {"name": "fleet-git"},
         "stringData": {"identity": key.private_key, "known_hosts": fleet.known_hosts},
     }
-    _create(lambda: core.create_namespaced_secret(namespace, secret))
-    spec = {
-        "interval": "1m",
-        "url": fleet.url,
-        "ref": {"branch": "main"},
-        "secretRef": {"name": f"{name}-git"},
-    }
+    spec = {"interval": "1m", "url": fleet.url, "ref": {"branch": "main"}, "secretRef": {"name": "fleet-git"}}
     group, version, plural = SOURCE
-    body = _flux_object(SOURCE, name, namespace, spec, **labels)
-    objects.create_namespaced_custom_object(group, version, namespace, plural, body)
-    # Its artifact first: a Kustomization made before it waits a whole retry interval.
-    wait_until(
-        lambda: (_ready(api, SOURCE, namespace, name) or {}).get("status") == "True",
-        f"GitRepository {namespace}/{name} to fetch",
-    )
+    for namespace in namespaces:
+        _create(lambda namespace=namespace: core.create_namespaced_secret(namespace, secret))
+        body = _flux_object(SOURCE, "fleet", namespace, spec)
+        objects.create_namespaced_custom_object(group, version, namespace, plural, body)
+    # Their artifacts first: a Kustomization made before its source's waits a whole retry interval.
+    for namespace in namespaces:
+        wait_until(
+            lambda namespace=namespace: (
+                (_ready(api, SOURCE, namespace, "fleet") or {}).get("status") == "True"
+            ),
+            f"GitRepository {namespace}/fleet to fetch",
+        )
 
 
-def _kustomization(api: Any, namespace: str, name: str, spec: dict[str, Any], **labels: str) -> None:
+def _kustomization(api: Any, namespace: str, name: str, spec: dict[str, Any]) -> None:
     group, version, plural = KUSTOMIZE
     base = {"interval": "1m", "prune": True, "sourceRef": {"kind": "GitRepository", "name": name}}
-    body = _flux_object(KUSTOMIZE, name, namespace, {**base, **spec}, **labels)
+    body = _flux_object(KUSTOMIZE, name, namespace, {**base, **spec})
     client.CustomObjectsApi(api).create_namespaced_custom_object(group, version, namespace, plural, body)
 
 
-def _namespace(api: Any, name: str, **labels: str) -> None:
-    _create(lambda: client.CoreV1Api(api).create_namespace({"metadata": {"name": name, "labels": labels}}))
+def _namespace(api: Any, name: str) -> None:
+    _create(lambda: client.CoreV1Api(api).create_namespace({"metadata": {"name": name}}))
 
 
 def _get(api: Any, kind: tuple[str, str, str], namespace: str, name: str) -> dict[str, Any]:
@@ -157,8 +153,19 @@ def _reconcile_now(api: Any, namespace: str, name: str) -> None:
 
 
 def _delete_namespaces(api: Any, names: list[str]) -> None:
-    """Delete ``names`` and wait until they are gone: a Kustomization left behind, not Ready, would be a
-    problem in every later test's GitOps layer."""
+    """Delete the Flux objects in ``names`` and wait until they are gone, then the namespaces: a
+    Kustomization left behind, not Ready, would be a problem in every later test's GitOps layer, which
+    reads them cluster-wide; the namespaces themselves take seconds more to go, and nothing waits for that."""
+    objects = client.CustomObjectsApi(api)
+
+    def none_left(kind: tuple[str, str, str], namespace: str) -> Callable[[], bool]:
+        return lambda: not objects.list_namespaced_custom_object(*kind[:2], namespace, kind[2])["items"]
+
+    for kind in (KUSTOMIZE, SOURCE):  # a Kustomization prunes while its source is there
+        for namespace in names:
+            objects.delete_collection_namespaced_custom_object(*kind[:2], namespace, kind[2])
+        for namespace in names:
+            wait_until(none_left(kind, namespace), f"the {kind[2]} in {namespace} to be gone")
     core = client.CoreV1Api(api)
     for name in names:
         try:
@@ -166,8 +173,6 @@ def _delete_namespaces(api: Any, names: list[str]) -> None:
         except ApiException as exc:
             if exc.status != 404:
                 raise
-    for name in names:
-        wait_until(lambda name=name: gone(core.read_namespace, name), f"namespace {name} to be gone")
 
 
 @pytest.fixture
@@ -305,7 +310,12 @@ def test_two_tenants_apply_into_their_own_namespaces_only_and_go_and_come_back_w
     # Each tenant's commit, applied as its reconciler into its own namespaces (b's, which names none, into
     # its one namespace), from its default path; the contract there, read typed, the platform's own.
     for tenant in (a, b):
-        spec = _wait_ready(api, tenant)["spec"]
+        kustomization = _wait_ready(api, tenant)
+        assert kustomization["metadata"]["labels"][TENANT_LABEL] == tenant.name, kustomization["metadata"]
+        for namespace in tenant.namespaces:
+            labels = client.CoreV1Api(api).read_namespace(namespace).metadata.labels
+            assert labels[TENANT_LABEL] == labels["toolkit.fluxcd.io/tenant"] == tenant.name, labels
+        spec = kustomization["spec"]
         assert spec["serviceAccountName"] == tenant.reconciler, spec
         assert spec["path"] == f"./tenants/{tenant.name}", spec
         assert spec.get("targetNamespace") == (b.home if tenant is b else None), spec
@@ -445,8 +455,7 @@ def test_locked_down_flux_refuses_no_identity_and_other_namespaces_sources_and_l
             },
             "the lockdown test's paths",
         )
-        for namespace in (team, other, flux):
-            _git_source(api, fleet, deploy_key, namespace, "fleet")
+        _git_sources(api, fleet, deploy_key, (team, other, flux))
         # No serviceAccountName: kustomize-controller impersonates the namespace's `default`, which may
         # do nothing.
         _kustomization(
