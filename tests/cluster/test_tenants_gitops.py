@@ -24,7 +24,7 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_infra.automation import destroy, up
 from gitops_infra.components.flux import FLUX_SYNC_NAME
-from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, parse_environment
+from gitops_infra.contract import ENVIRONMENT_CONFIGMAP, Environment, parse_environment
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 from gitops_infra.local._cluster import FLUX_RECONCILER
 
@@ -185,9 +185,11 @@ def tenant_stack(local_stack: LocalStack, locked_down: LocalCluster) -> LocalSta
 
 @pytest.fixture
 def tenants(tenant_stack: LocalStack) -> Iterator[tuple[Tenant, Tenant]]:
-    """Two tenants of this test: ``a`` with two namespaces (no target namespace), ``b`` with one. The stack
-    is destroyed afterwards here, before its namespaces are made sure of: deleted out of band, a namespace
-    would take its RoleBinding away under its Kustomization's finalizer."""
+    """Two tenants of this test: ``a`` with two namespaces (no target namespace), ``b`` with one.
+
+    Afterwards the stack is destroyed here, first, and only then is what a failed test left deleted by
+    hand: a namespace deleted under its tenant's Kustomization could take the RoleBinding its finalizer
+    prunes with."""
     a = Tenant(f"a-{tenant_stack.name}", (f"a-{tenant_stack.name}", f"a-{tenant_stack.name}-2"))
     b = Tenant(f"b-{tenant_stack.name}", (f"b-{tenant_stack.name}",))
     yield a, b
@@ -277,13 +279,31 @@ def _set_tenants(stack: LocalStack, *tenants: Tenant) -> None:
     stack.commit(f"tenants: {', '.join(tenant.name for tenant in tenants) or 'none'}")
 
 
-def _platform_ready(stack: LocalStack) -> None:
-    """The platform's root Kustomization Ready, as its own identity, and the contract where it was."""
+def _contract(api: Any, namespace: str) -> Environment:
+    """The environment contract in ``namespace``, read typed as ``read_environment`` reads it."""
+    return parse_environment(_data(api, ENVIRONMENT_CONFIGMAP, namespace) or {})
+
+
+def _may_read_contract(api: Any, tenant: Tenant, namespace: str) -> bool:
+    """Whether the API server lets the tenant's reconciler read the contract ConfigMap in ``namespace``."""
+    groups = ["system:serviceaccounts", f"system:serviceaccounts:{tenant.home}", "system:authenticated"]
+    attributes = {
+        "verb": "get",
+        "resource": "configmaps",
+        "name": ENVIRONMENT_CONFIGMAP,
+        "namespace": namespace,
+    }
+    review = {"spec": {"user": tenant.user, "groups": groups, "resourceAttributes": attributes}}
+    return bool(client.AuthorizationV1Api(api).create_subject_access_review(review).status.allowed)
+
+
+def _platform_ready(stack: LocalStack, contract: Environment) -> None:
+    """The platform's root Kustomization Ready, as its own identity, and ``contract`` where it was."""
     root = _get(stack.api, KUSTOMIZE, stack.flux_namespace, FLUX_SYNC_NAME)
     assert root["spec"]["serviceAccountName"] == FLUX_RECONCILER, root["spec"]
     ready = _ready(stack.api, KUSTOMIZE, stack.flux_namespace, FLUX_SYNC_NAME)
     assert ready is not None and ready["status"] == "True", ready
-    assert parse_environment(_data(stack.api, ENVIRONMENT_CONFIGMAP, stack.service_namespace) or {})
+    assert _contract(stack.api, stack.service_namespace) == contract
 
 
 def test_two_tenants_apply_into_their_own_namespaces_only_and_go_and_come_back_with_the_config(
@@ -322,10 +342,13 @@ def test_two_tenants_apply_into_their_own_namespaces_only_and_go_and_come_back_w
     assert {ns: _data(api, "app", ns) for ns in (*a.namespaces, b.home)} == {
         ns: {"team": "yes-it-is"} for ns in (*a.namespaces, b.home)
     }
-    contract = parse_environment(_data(api, ENVIRONMENT_CONFIGMAP, tenant_stack.service_namespace) or {})
+    contract = _contract(api, tenant_stack.service_namespace)
+    assert contract.name == "local" and contract.ingress_enabled is False, contract
     for namespace in (*a.namespaces, b.home):
-        assert parse_environment(_data(api, ENVIRONMENT_CONFIGMAP, namespace) or {}) == contract
-    _platform_ready(tenant_stack)
+        assert _contract(api, namespace) == contract
+    # Readable there by the team's identity too, and not in another team's namespace.
+    assert [_may_read_contract(api, a, ns) for ns in (*a.namespaces, b.home)] == [True, True, False]
+    _platform_ready(tenant_stack, contract)
 
     healthy = tenant_stack.cli("drift", "local", "--json")
     assert healthy.exit_code == 0, healthy.output
@@ -405,7 +428,7 @@ def test_two_tenants_apply_into_their_own_namespaces_only_and_go_and_come_back_w
         assert gone(core.read_namespace, namespace), namespace
     assert _ready(api, KUSTOMIZE, b.home, b.name)["status"] == "True"  # type: ignore[index]
     assert core.read_namespaced_config_map("app", b.home).metadata.uid == kept
-    _platform_ready(tenant_stack)
+    _platform_ready(tenant_stack, contract)
     after = tenant_stack.cli("drift", "local", "--json")
     assert after.exit_code == 0, after.output
     gitops = json.loads(after.stdout)["gitops"]
@@ -436,7 +459,7 @@ def test_two_tenants_apply_into_their_own_namespaces_only_and_go_and_come_back_w
     for tenant in (a, b):
         _wait_ready(api, tenant)
     assert _data(api, "app", b.home) == {"team": "yes-it-is"}
-    _platform_ready(tenant_stack)
+    _platform_ready(tenant_stack, contract)
 
 
 def test_locked_down_flux_refuses_no_identity_and_other_namespaces_sources_and_lets_its_own_apply(
