@@ -196,8 +196,12 @@ def _sync_options(config: StackConfig) -> SyncOptions:
         ready_timeout=flux.ready_timeout,
         health_checks=[check.model_dump(by_alias=True) for check in flux.health_checks],
         # Locked down, an object that names no service account gets the namespace's `default`, which
-        # can do nothing: the root states the controller's own, cluster-admin identity.
-        service_account_name=ROOT_SERVICE_ACCOUNT if config.tenants else None,
+        # can do nothing: the root states the controller's own, cluster-admin identity. It does so
+        # whenever the chart is ours too (which binds that account), so that the first tenant's `up`,
+        # which restarts the controllers locked down before the root's own update, finds it stated.
+        service_account_name=(
+            ROOT_SERVICE_ACCOUNT if config.tenants or flux.install is not FluxInstall.EXTERNAL else None
+        ),
     )
 
 

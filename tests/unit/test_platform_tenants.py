@@ -33,8 +33,8 @@ TENANTS = [
 ]
 
 
-def platform(tenants: list[dict[str, Any]] | None) -> Run[Platform]:
-    raw = copy.deepcopy(MINIMAL)
+def platform(tenants: list[dict[str, Any]] | None, **more: Any) -> Run[Platform]:
+    raw = copy.deepcopy(MINIMAL) | more
     if tenants is not None:
         raw |= {"tenants": tenants, "adsKey": "mock-openssh-private-key-ads"}
     return run(
@@ -67,9 +67,15 @@ def test_tenants_lock_flux_down_and_the_root_states_its_identity(
     assert values["multitenancy"] == {"enabled": True, "defaultServiceAccount": "default", "privileged": True}
     assert values["kustomizeController"]["container"] == {"additionalArgs": ["--no-remote-bases=true"]}
     assert _root(with_tenants)["serviceAccountName"] == "kustomize-controller"
-    # Without tenants, Flux is installed and the root applies as it always has.
+    # Without tenants, Flux is not locked down; the root states the identity the chart binds all the
+    # same, so that a first tenant's `up`, which restarts the controllers locked down before it updates
+    # the root, finds it stated (it would otherwise reconcile once as `default`, and fail).
     assert "multitenancy" not in without.graph.one(RELEASE).inputs["values"]
-    assert "serviceAccountName" not in _root(without)
+    assert _root(without)["serviceAccountName"] == "kustomize-controller"
+    # A Flux installed outside the stack may bind no such account: the root names none until tenants.
+    external = platform(None, flux={"install": "external"})
+    assert external.graph.of_type(RELEASE) == []
+    assert "serviceAccountName" not in _root(external)
 
 
 def test_each_tenant_comes_after_flux_on_the_clusters_provider(with_tenants: Run[Platform]) -> None:
