@@ -36,21 +36,21 @@ def exports(
     source on the first name looked up, not when the package is imported.
     """
     made = dict(computed or {})
-    table: dict[str, tuple[str, str]] = {}
+    tables: list[dict[str, tuple[str, str]]] = []  # read once, even when it is empty
 
     def where() -> dict[str, tuple[str, str]]:
-        if not table:
-            table.update(_type_checking_imports(sys.modules[package]))
-        return table
+        if not tables:
+            tables.append(_type_checking_imports(sys.modules[package]))
+        return tables[0]
 
     def __getattr__(name: str) -> Any:
         if name in made:
             value = made[name]()
-        elif name.startswith("__") or name not in where():
+        elif name.startswith("__") or (found := where().get(name)) is None:
             # Dunders are the import system's and tools' questions: no export answers them.
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         else:
-            module, original = where()[name]
+            module, original = found
             value = getattr(importlib.import_module(module), original)
         setattr(sys.modules[package], name, value)  # found once: later lookups are plain attributes
         return value

@@ -40,7 +40,14 @@ from gitops_infra.components.flux import (
     SyncOptions,
 )
 from gitops_infra.components.tenant import Tenant, TenantArgs
-from gitops_infra.config import ClusterSpec, StackConfig, TenantSpec, platform_name
+from gitops_infra.config import (
+    ClusterSpec,
+    ExistingDeployKeySpec,
+    GitHubAppSpec,
+    StackConfig,
+    TenantSpec,
+    platform_name,
+)
 from gitops_infra.defaults import ROOT_SERVICE_ACCOUNT
 
 if TYPE_CHECKING:
@@ -279,6 +286,28 @@ def _github(
     return provider, fleet
 
 
+def _held_auth(
+    app: GitHubAppSpec | None,
+    app_key: pulumi.Output[str] | None,
+    existing: ExistingDeployKeySpec | None,
+    existing_key: pulumi.Output[str] | None,
+    known_hosts: str,
+) -> GitAuth | None:
+    """A credential the config holds, the fleet's or a tenant's: a GitHub App or an existing deploy key
+    (``None``: a key is to be made and registered)."""
+    if app is not None:
+        assert app_key is not None  # config validation requires the key the App names
+        return GitHubAppSecretOptions(
+            app_id=app.app_id, installation_id=app.installation_id, private_key=app_key, base_url=app.base_url
+        )
+    if existing is not None:
+        assert existing_key is not None  # ...and the existing key's private half
+        return SourceSecretOptions(
+            private_key=existing_key, public_key=existing.public_key, known_hosts=known_hosts
+        )
+    return None
+
+
 def _deploy_key(
     config: StackConfig,
     name: str,
@@ -288,24 +317,16 @@ def _deploy_key(
 ) -> tuple[GitAuth, DeployKey | None]:
     """Flux's git auth: a key made and registered on GitHub, the key the config names, or an App."""
     git = config.git
-    if git.github_app is not None:
-        assert config.secrets.github_app_private_key is not None  # config validation requires it
-        app = GitHubAppSecretOptions(
-            app_id=git.github_app.app_id,
-            installation_id=git.github_app.installation_id,
-            private_key=config.secrets.github_app_private_key,
-            base_url=git.github_app.base_url,
-        )
-        return app, None
     known_hosts = git.known_hosts or GITHUB_KNOWN_HOSTS
-    if git.deploy_key.existing is not None:
-        assert config.secrets.deploy_private_key is not None  # config validation requires it
-        source = SourceSecretOptions(
-            private_key=config.secrets.deploy_private_key,
-            public_key=git.deploy_key.existing.public_key,
-            known_hosts=known_hosts,
-        )
-        return source, None
+    held = _held_auth(
+        git.github_app,
+        config.secrets.github_app_private_key,
+        git.deploy_key.existing,
+        config.secrets.deploy_private_key,
+        known_hosts,
+    )
+    if held is not None:
+        return held, None
     assert git.repository is not None and github_provider is not None  # ...and these for a generated key
     deploy_key = DeployKey(
         f"{name}-fleet",
@@ -366,21 +387,16 @@ def _tenant_args(config: StackConfig, name: str, tenant: TenantSpec, fleet_auth:
 
     keys = config.secrets.tenant_keys
     known_hosts = repository.known_hosts or GITHUB_KNOWN_HOSTS
-    if repository.github_app is not None:
-        app = repository.github_app
-        auth = GitHubAppSecretOptions(
-            app_id=app.app_id,
-            installation_id=app.installation_id,
-            private_key=keys[app.private_key],
-            base_url=app.base_url,
-        )
-        return own(auth=auth)
-    existing = repository.deploy_key.existing
-    if existing is not None:
-        key = SourceSecretOptions(
-            private_key=keys[existing.private_key], public_key=existing.public_key, known_hosts=known_hosts
-        )
-        return own(auth=key)
+    app, existing = repository.github_app, repository.deploy_key.existing
+    held = _held_auth(
+        app,
+        keys[app.private_key] if app is not None else None,
+        existing,
+        keys[existing.private_key] if existing is not None else None,
+        known_hosts,
+    )
+    if held is not None:
+        return own(auth=held)
     github_repository = repository.github_repository
     assert github_repository is not None  # config validation requires github.com for a generated key
     deploy_key = DeployKeyArgs(
