@@ -50,7 +50,21 @@ def _run_cli(repo: FixtureRepo, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _kill_tree(process: subprocess.Popen[str]) -> list[psutil.Process]:
-    tree = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
+    # Stopped first, until the tree stops growing: a plugin the engine starts between a look at the tree
+    # and the kill would outlive it, and recover would rightly refuse while it runs (seen under load).
+    root = psutil.Process(process.pid)
+    tree: list[psutil.Process] = []
+    while True:
+        found: list[psutil.Process] = []
+        with contextlib.suppress(psutil.NoSuchProcess):
+            found = [root, *root.children(recursive=True)]
+        new = [member for member in found if member not in tree]
+        if not new:
+            break
+        for member in new:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                member.suspend()
+        tree += new
     for member in tree:
         with contextlib.suppress(psutil.NoSuchProcess):
             member.kill()
