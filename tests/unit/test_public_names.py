@@ -351,6 +351,8 @@ ADDED_FOR_TENANTS: dict[str, tuple[str, ...]] = {
 }
 # Secrets (issue 48): the `secrets` section and its shared rules, held to the same from then on.
 ADDED_FOR_SECRETS_CONFIG: dict[str, tuple[str, ...]] = {
+    "gitops_infra": ("SealedSecrets", "SealedSecretsArgs"),
+    "gitops_infra.components": ("SealedSecrets", "SealedSecretsArgs"),
     "gitops_infra.config": ("ExternalSecretsSpec", "SealedSecretsSpec", "SecretsSpec"),
     "gitops_infra.checks": (
         "AWS_REGION_PATTERN",
