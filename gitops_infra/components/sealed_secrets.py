@@ -174,8 +174,9 @@ def _key_pair(
         private_key_pem=key.private_key_pem,
         subject=subject,
         validity_period_hours=KEY_VALIDITY_HOURS,
-        # As the controller's own certs: the key enciphers, nothing else.
-        allowed_uses=["encipher_only"],
+        # The key only wraps each secret's session key (RSA-OAEP): key encipherment, nothing else. (The
+        # controller's own certs say encipher-only, which x509 allows only beside key agreement.)
+        allowed_uses=["key_encipherment"],
         opts=child,
     )
     secret = k8s.core.v1.Secret(

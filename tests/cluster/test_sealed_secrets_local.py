@@ -33,14 +33,31 @@ GROUP, VERSION, PLURAL = "bitnami.com", "v1alpha1", "sealedsecrets"
 
 
 def _key_pair() -> tuple[str, str]:
-    """An RSA 4096 key and a self-signed cert for it, PEM: what the platform makes with pulumi-tls."""
+    """An RSA 4096 key (PKCS#1) and a self-signed cert for it, PEM, shaped as the SealedSecrets component
+    asks pulumi-tls for them: CN and O ``sealed-secret``, ten years, key usage key encipherment."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
     from cryptography.x509.oid import NameOID
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=4096)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sealed-secret")])
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, "sealed-secret"),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "sealed-secret"),
+        ]
+    )
+    usage = x509.KeyUsage(
+        digital_signature=False,
+        content_commitment=False,
+        key_encipherment=True,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=False,
+        crl_sign=False,
+        encipher_only=False,
+        decipher_only=False,
+    )
     now = datetime.datetime.now(datetime.UTC)
     cert = (
         x509.CertificateBuilder()
@@ -50,6 +67,7 @@ def _key_pair() -> tuple[str, str]:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=3650))
+        .add_extension(usage, critical=True)
         .sign(key, hashes.SHA256())
     )
     key_pem = key.private_bytes(

@@ -42,7 +42,7 @@ def test_one_rsa_4096_key_with_a_self_signed_cert_given_to_the_controller_as_its
     assert key.inputs == {"algorithm": "RSA", "rsaBits": 4096}
     (cert,) = graph.of_type(CERT)
     assert cert.inputs["subject"] == {"commonName": "sealed-secret", "organization": "sealed-secret"}
-    assert cert.inputs["validityPeriodHours"] == 87600 and cert.inputs["allowedUses"] == ["encipher_only"]
+    assert cert.inputs["validityPeriodHours"] == 87600 and cert.inputs["allowedUses"] == ["key_encipherment"]
     assert key.urn in cert.dependencies
     (secret,) = graph.of_type(SECRET)
     assert secret.input("metadata") == {
