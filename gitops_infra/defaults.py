@@ -12,6 +12,7 @@ from enum import StrEnum
 
 __all__ = [
     "ALL_LOG_TYPES",
+    "CLUSTER_SECRET_STORE",
     "DEFAULT_AMI_TYPE",
     "DEFAULT_BRANCH",
     "DEFAULT_COMPONENTS",
@@ -22,6 +23,7 @@ __all__ = [
     "DEFAULT_SERVICE_ACCOUNT",
     "DEFAULT_TENANT_ROLE",
     "DEFAULT_TIMEOUT",
+    "EXTERNAL_SECRETS_NAMESPACE",
     "FLUX_CHART_VERSION",
     "FLUX_NAMESPACE",
     "FLUX_TENANT_LABEL",
@@ -29,6 +31,10 @@ __all__ = [
     "KUBERNETES_FLOOR",
     "MIN_KUBERNETES_VERSION",
     "ROOT_SERVICE_ACCOUNT",
+    "SEALED_SECRETS_CHART_VERSION",
+    "SEALED_SECRETS_KEY_LABEL",
+    "SEALED_SECRETS_NAMESPACE",
+    "SEALED_SECRETS_VERSION",
     "TENANT_LABEL",
     "TENANT_PATH_TEMPLATE",
     "CapacityType",
@@ -194,3 +200,19 @@ service account, which the Flux install binds to cluster-admin."""
 def tenant_path(name: str) -> str:
     """The fleet path of tenant ``name`` by default (``TENANT_PATH_TEMPLATE``)."""
     return TENANT_PATH_TEMPLATE.format(name=name)
+
+
+# -- secrets (SealedSecrets, and External Secrets' store) ---------------------------------------------------
+
+SEALED_SECRETS_VERSION = "0.40.0"
+"""The Sealed Secrets controller and ``kubeseal`` the platform runs (the module the local cluster builds)."""
+SEALED_SECRETS_CHART_VERSION = "2.19.3"
+"""The controller's Helm chart (``helm/sealed-secrets`` in the v0.40.0 module): its appVersion is still
+0.39.1, so the platform sets the image tag to ``SEALED_SECRETS_VERSION``."""
+SEALED_SECRETS_NAMESPACE = "sealed-secrets"
+"""The controller's namespace: one of its own, not ``kube-system``, as the platform owns the key there."""
+SEALED_SECRETS_KEY_LABEL = "sealedsecrets.bitnami.com/sealed-secrets-key"
+"""The label (value ``active``) by which the controller finds the key pairs it decrypts with."""
+EXTERNAL_SECRETS_NAMESPACE = "external-secrets"
+CLUSTER_SECRET_STORE = "aws-secrets-manager"
+"""The name of the ClusterSecretStore for AWS Secrets Manager: what app teams' ExternalSecrets name."""

@@ -17,6 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gitops_infra._lazy import sdk
+from gitops_infra._platform_secrets import sealed_secrets
 from gitops_infra.components._kubernetes import kubernetes_provider
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS, DeployKey, DeployKeyArgs
 from gitops_infra.components.eks_cluster import (
@@ -39,6 +40,7 @@ from gitops_infra.components.flux import (
     SourceSecretOptions,
     SyncOptions,
 )
+from gitops_infra.components.sealed_secrets import SealedSecrets
 from gitops_infra.components.tenant import Tenant, TenantArgs
 from gitops_infra.config import (
     ClusterSpec,
@@ -78,6 +80,8 @@ class Platform:
     fleet_repository: FleetRepository | None = None
     tenants: tuple[Tenant, ...] = ()
     """One per tenant of the config, in its order."""
+    sealed_secrets: SealedSecrets | None = None
+    """The Sealed Secrets controller and its keys, when ``secrets.sealedSecrets`` is enabled."""
 
     def outputs(self) -> dict[str, pulumi.Input[object]]:
         """The stack outputs, by their exported names (the kubeconfig stays secret).
@@ -99,6 +103,8 @@ class Platform:
             }
         if self.config.tenants:
             outputs["tenants"] = tenant_outputs(self.config.tenants)
+        if self.sealed_secrets is not None:  # public: CI seals with it (kubeseal --cert)
+            outputs["sealedSecretsCert"] = self.sealed_secrets.cert
         return outputs | {
             "fluxNamespace": self.flux.namespace,
             "gitRepositoryUrl": self.flux.repository_url,
@@ -473,4 +479,5 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         deploy_key=deploy_key,
         fleet_repository=fleet,
         tenants=tenants,
+        sealed_secrets=sealed_secrets(config, name, on_cluster),
     )

@@ -18,6 +18,7 @@ One module per thing checked; every name is also this package's, so callers writ
     git           the URLs Flux clones, branches, paths, SSH host keys
     github        GitHub hosts and API URLs, App IDs, repository names
     flux          Flux's controllers, chart version, Kubernetes floor, reconcile requests
+    secrets       AWS regions, KMS key ARNs, the Secrets Manager prefix External Secrets reads
     stacks        prod stacks, plaintext private keys, the fleet section
     tenants       tenants' namespaces and roles, quota quantities, nested sync paths
 
@@ -147,6 +148,16 @@ from gitops_infra.checks.node_groups import (
     node_group_names_problem,
     node_group_size_problems,
 )
+from gitops_infra.checks.secrets import (
+    AWS_REGION_PATTERN,
+    KMS_KEY_ARN_PATTERN,
+    SECRET_PREFIX_MAX,
+    SECRET_PREFIX_PATTERN,
+    aws_region_problem,
+    kms_key_arn_problem,
+    kms_key_region,
+    secret_prefix_problem,
+)
 from gitops_infra.checks.stacks import (
     FLEET_SECTION,
     PLAINTEXT_PRIVATE_KEY,
@@ -173,6 +184,7 @@ __all__ = [
     "AL2_SUCCESSORS",
     "AUTONAME_SUFFIX_LENGTH",
     "AVAILABILITY_ZONE_PATTERN",
+    "AWS_REGION_PATTERN",
     "BRANCH_PATTERN",
     "CHART_VERSION_PATTERN",
     "CUSTOM_AMI_TYPE",
@@ -198,6 +210,7 @@ __all__ = [
     "IAM_ROLE_HINT",
     "IAM_ROLE_NAME_MAX",
     "IAM_ROLE_PATTERN",
+    "KMS_KEY_ARN_PATTERN",
     "KUBERNETES_MINOR_PATTERN",
     "LABEL_KEY_PATTERN",
     "LABEL_VALUE_PATTERN",
@@ -219,6 +232,8 @@ __all__ = [
     "REPOSITORY_PATTERN",
     "REQUIRED_FLUX_COMPONENTS",
     "RESERVED_NAMESPACES",
+    "SECRET_PREFIX_MAX",
+    "SECRET_PREFIX_PATTERN",
     "SSH_URL_PATTERN",
     "TOLERATION_EFFECTS",
     "admins_problem",
@@ -226,6 +241,7 @@ __all__ = [
     "ami_type_version_problem",
     "availability_zone_problem",
     "availability_zones_problem",
+    "aws_region_problem",
     "branch_problem",
     "chart_version_problem",
     "cluster_component_name_problem",
@@ -251,6 +267,8 @@ __all__ = [
     "instance_types_problem",
     "ipv4_cidr_problem",
     "is_prod",
+    "kms_key_arn_problem",
+    "kms_key_region",
     "known_hosts_for_url_problem",
     "known_hosts_problem",
     "kubernetes_floor_problem",
@@ -277,6 +295,7 @@ __all__ = [
     "repository_name_problem",
     "reserved_namespace_problem",
     "resource_name_problem",
+    "secret_prefix_problem",
     "ssh_url_host",
     "ssh_url_problem",
     "tenant_namespaces_problems",

@@ -1,5 +1,5 @@
 """The Pulumi components, one module each: ``eks_cluster``, ``deploy_key``, ``fleet_repository``, ``flux``,
-``environment``, ``tenant``.
+``environment``, ``tenant``, ``sealed_secrets``.
 
 Each is a ``pulumi.ComponentResource`` with type token ``gitops-infra:index:<Name>``, an ``<Name>Args``
 validated when it is made, children named ``<name>-<role>`` and parented to the component, and
@@ -38,6 +38,7 @@ from gitops_infra.components.flux import (
     SourceSecretOptions,
     SyncOptions,
 )
+from gitops_infra.components.sealed_secrets import SealedSecrets, SealedSecretsArgs
 from gitops_infra.components.tenant import Tenant, TenantArgs
 
 __all__ = [
@@ -68,6 +69,8 @@ __all__ = [
     "NodeGroupArgs",
     "NotificationArgs",
     "RepositoryVisibility",
+    "SealedSecrets",
+    "SealedSecretsArgs",
     "SourceSecretOptions",
     "SyncOptions",
     "TaintEffect",

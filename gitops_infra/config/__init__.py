@@ -10,17 +10,21 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
     gitops-infra:tags          Mapping[str, str] (AWS tags on everything that takes them)
     gitops-infra:fleet         FleetSpec, optional (wave, labels, role: read by ``gitops-infra fleet``)
     gitops-infra:tenants       a list of TenantSpec, optional (app teams: namespaces, source, role, quota)
+    gitops-infra:secrets       SecretsSpec, optional (Sealed Secrets, External Secrets), held as
+                               ``StackConfig.secret_providers``
     gitops-infra:githubToken   secret, optional (else github.appAuth, else GITHUB_TOKEN)
     gitops-infra:sopsAgeKey    secret, required when ``flux.sops`` is true
     gitops-infra:notificationWebhook  secret, the address ``flux.notifications`` posts to
     aws:profile                the AWS profile, kept in the kubeconfig the platform deploys through
     aws:assumeRoles            the role the provider assumes (the last one), which that kubeconfig assumes
+    aws:region                 the default of secrets.externalSecrets.region
     github:baseUrl             not read: the platform's GitHub provider is its own (a problem unless it
                                names that provider's GitHub anyway)
 
-One module per section (``cluster``, ``git``, ``github``, ``flux``, ``tenants``; ``environment`` is the
-contract's model, :mod:`gitops_infra.contract`), on the field types they share (``_fields``). ``stack`` holds
-the namespace's keys and what a loaded config is (``StackConfig``, ``StackSecrets``, ``platform_name``).
+One module per section (``cluster``, ``git``, ``github``, ``flux``, ``tenants``, ``secrets``;
+``environment`` is the contract's model, :mod:`gitops_infra.contract`), on the field types they share
+(``_fields``). ``stack`` holds the namespace's keys and what a loaded config is (``StackConfig``,
+``StackSecrets``, ``platform_name``).
 
 ``load_config`` validates a plain mapping (what ``Pulumi.<stack>.yaml`` holds under ``config:``);
 ``load_stack_config`` reads the same keys from ``pulumi.Config`` inside a running program. Both live in
@@ -57,6 +61,7 @@ from gitops_infra.config.git import (
 )
 from gitops_infra.config.github import GitHubAppAuthSpec, GitHubSpec
 from gitops_infra.config.loading import load_config, load_stack_config, named_secret_keys, plan_config
+from gitops_infra.config.secrets import ExternalSecretsSpec, SealedSecretsSpec, SecretsSpec
 from gitops_infra.config.stack import (
     PROJECT,
     SECRET_KEYS,
@@ -79,6 +84,7 @@ __all__ = [
     "ExistingDeployKeySpec",
     "ExistingKubeconfigSpec",
     "ExistingVpcSpec",
+    "ExternalSecretsSpec",
     "FluxSpec",
     "GitHubAppAuthSpec",
     "GitHubAppSpec",
@@ -90,6 +96,8 @@ __all__ = [
     "NewVpcSpec",
     "NodeGroupSpec",
     "NotificationsSpec",
+    "SealedSecretsSpec",
+    "SecretsSpec",
     "StackConfig",
     "StackSecrets",
     "TaintSpec",

@@ -10,6 +10,7 @@ from gitops_infra.config.cluster import ClusterSpec, ExistingClusterSpec
 from gitops_infra.config.flux import FluxSpec
 from gitops_infra.config.git import GitSpec
 from gitops_infra.config.github import GitHubSpec
+from gitops_infra.config.secrets import SecretsSpec, secrets_problems
 from gitops_infra.config.stack import (
     AWS_ASSUME_ROLES_KEY,
     GITHUB_BASE_URL_KEY,
@@ -33,10 +34,12 @@ def problems_across_sections(
     flux: FluxSpec | None,
     github: GitHubSpec | None,
     tenants: tuple[TenantSpec, ...] | None = (),
+    secret_providers: SecretsSpec | None = None,
     *,
     secrets: StackSecrets,
     aws_role_arn: str | None,
     github_base_url: object,
+    aws_region: object = None,
 ) -> list[str]:
     """The problems between the sections that are valid (``None`` for one that is not, or is absent)."""
     problems: list[str] = []
@@ -66,22 +69,51 @@ def problems_across_sections(
             f"{PROJECT}:environment.serviceNamespace: {environment.service_namespace!r} is also "
             "flux.namespace; app workloads and Flux need namespaces of their own"
         )
+    if secret_providers is not None:
+        problems.extend(
+            secrets_problems(
+                secret_providers,
+                project=PROJECT,
+                platform_namespaces=_platform_namespaces(environment, flux),
+                aws_region=aws_region,
+            )
+        )
     if tenants and environment is not None and flux is not None and git is not None:
-        problems.extend(_tenant_problems(tenants, environment, flux, git))
+        problems.extend(_tenant_problems(tenants, environment, flux, git, secret_providers))
     return problems
 
 
+def _platform_namespaces(
+    environment: Environment | None, flux: FluxSpec | None, secret_providers: SecretsSpec | None = None
+) -> dict[str, str]:
+    """The platform's own namespaces, each to the key that sets it (the secret providers' when enabled);
+    of the sections that are valid."""
+    namespaces: dict[str, str] = {}
+    if environment is not None:
+        namespaces[environment.service_namespace] = "environment.serviceNamespace"
+    if flux is not None:
+        namespaces.setdefault(flux.namespace, "flux.namespace")
+    if secret_providers is not None:
+        for key, provider in (
+            ("secrets.sealedSecrets.namespace", secret_providers.sealed_secrets),
+            ("secrets.externalSecrets.namespace", secret_providers.external_secrets),
+        ):
+            if provider.enabled:
+                namespaces.setdefault(provider.namespace, key)
+    return namespaces
+
+
 def _tenant_problems(
-    tenants: tuple[TenantSpec, ...], environment: Environment, flux: FluxSpec, git: GitSpec
+    tenants: tuple[TenantSpec, ...],
+    environment: Environment,
+    flux: FluxSpec,
+    git: GitSpec,
+    secret_providers: SecretsSpec | None,
 ) -> list[str]:
     """The tenants against each other and against the platform's namespaces, sync path and GitHub owner."""
-    platform_namespaces = {
-        environment.service_namespace: "environment.serviceNamespace",
-        flux.namespace: "flux.namespace",
-    }
     problems = tenant_problems(
         tenants,
-        platform_namespaces=platform_namespaces,
+        platform_namespaces=_platform_namespaces(environment, flux, secret_providers),
         sync_path=git.sync_path(environment.name),
         github_owner=git.owner,
     )

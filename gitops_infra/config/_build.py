@@ -17,12 +17,14 @@ from gitops_infra.config.cluster import ClusterSpec, ExistingClusterSpec
 from gitops_infra.config.flux import FluxSpec
 from gitops_infra.config.git import GitSpec
 from gitops_infra.config.github import GitHubSpec
+from gitops_infra.config.secrets import SecretsSpec, with_stack_defaults
 from gitops_infra.config.stack import (
     GITHUB_TOKEN_KEY,
     NOTIFICATION_WEBHOOK_KEY,
     OPTIONAL_SECTIONS,
     PROJECT,
     SECRET_KEYS,
+    SECTION_FIELDS,
     SECTIONS,
     SOPS_AGE_KEY_KEY,
     StackConfig,
@@ -50,6 +52,7 @@ _SECTION_MODELS: dict[str, type[BaseModel]] = {
     "git": GitSpec,
     "flux": FluxSpec,
     "github": GitHubSpec,
+    "secrets": SecretsSpec,
 }
 
 
@@ -131,6 +134,7 @@ def build(
     given: StackSecrets | None = None,
     aws_profile: str | None = None,
     aws_role_arn: str | None = None,
+    aws_region: object = None,
     github_base_url: object = None,
     plaintext_keys: Sequence[str] = (),
 ) -> StackConfig:
@@ -146,6 +150,7 @@ def build(
     flux: FluxSpec | None = sections["flux"]
     github: GitHubSpec | None = sections["github"]
     tenants: tuple[TenantSpec, ...] | None = sections["tenants"]
+    secret_providers: SecretsSpec | None = sections["secrets"]
     named = named_secrets(
         {
             section: model.model_dump(by_alias=True)
@@ -172,8 +177,10 @@ def build(
             flux,
             github,
             tenants,
+            secret_providers,
             secrets=secrets,
             aws_role_arn=aws_role_arn,
+            aws_region=aws_region,
             github_base_url=github_base_url,
         )
     )
@@ -184,13 +191,17 @@ def build(
         problems.extend(f"{problem} (a prod stack refuses it)" for problem in plaintext)
     if problems:
         raise ConfigError(problems, stack=stack)
+    if secret_providers is not None and environment is not None:
+        sections["secrets"] = with_stack_defaults(
+            secret_providers, environment=environment.name, aws_region=aws_region
+        )
     return StackConfig(
         stack=stack,
         secrets=secrets,
         aws_profile=aws_profile,
         aws_role_arn=aws_role_arn,
         warnings=() if prod else tuple(plaintext),
-        **sections,
+        **{SECTION_FIELDS.get(section, section): value for section, value in sections.items()},
     )
 
 

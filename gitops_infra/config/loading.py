@@ -23,6 +23,7 @@ from gitops_infra.config._raw import loosely, named_secrets
 from gitops_infra.config.stack import (
     AWS_ASSUME_ROLES_KEY,
     AWS_PROFILE_KEY,
+    AWS_REGION_KEY,
     GITHUB_BASE_URL_KEY,
     GITHUB_TOKEN_KEY,
     PROJECT,
@@ -89,6 +90,7 @@ def load_config(
         problems=problems,
         aws_profile=profile,
         aws_role_arn=role_arn,
+        aws_region=raw.get(AWS_REGION_KEY),
         github_base_url=raw.get(GITHUB_BASE_URL_KEY),
         # Every key of the file, of any namespace: a private key is no less exposed under tls:key.
         plaintext_keys=[
@@ -130,6 +132,7 @@ def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
         problems=problems,
         aws_profile=profile,
         aws_role_arn=role_arn,
+        aws_region=aws.get("region"),
         github_base_url=pulumi.Config("github").get("baseUrl"),
         plaintext_keys=[
             path

@@ -16,6 +16,7 @@ from gitops_infra.config.cluster import ClusterSpec, ExistingClusterSpec
 from gitops_infra.config.flux import FluxSpec
 from gitops_infra.config.git import GitSpec
 from gitops_infra.config.github import GitHubSpec
+from gitops_infra.config.secrets import AWS_REGION_KEY, SecretsSpec
 from gitops_infra.config.tenants import TenantSpec
 from gitops_infra.contract import Environment
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AWS_ASSUME_ROLES_KEY",
     "AWS_PROFILE_KEY",
+    "AWS_REGION_KEY",
     "GITHUB_BASE_URL_KEY",
     "GITHUB_TOKEN_KEY",
     "NOTIFICATION_WEBHOOK_KEY",
@@ -32,6 +34,7 @@ __all__ = [
     "PROJECT",
     "SECRET_KEYS",
     "SECTIONS",
+    "SECTION_FIELDS",
     "SOPS_AGE_KEY_KEY",
     "StackConfig",
     "StackSecrets",
@@ -42,9 +45,12 @@ __all__ = [
 PROJECT = "gitops-infra"
 """The config namespace: keys are ``gitops-infra:<key>``."""
 
-SECTIONS = ("environment", "cluster", "git", "flux", "tags", "github", "tenants")
-"""The sections a ``StackConfig`` holds (the fleet's own, ``checks.FLEET_SECTION``, is read by the fleet)."""
-OPTIONAL_SECTIONS = ("flux", "github", "tenants")
+SECTIONS = ("environment", "cluster", "git", "flux", "tags", "github", "tenants", "secrets")
+"""The sections a ``StackConfig`` holds (the fleet's own, ``checks.FLEET_SECTION``, is read by the fleet).
+``secrets`` is held as ``StackConfig.secret_providers``: ``StackConfig.secrets`` holds the secret values."""
+OPTIONAL_SECTIONS = ("flux", "github", "tenants", "secrets")
+SECTION_FIELDS = {"secrets": "secret_providers"}
+"""The ``StackConfig`` field of a section whose key is not its field's name."""
 GITHUB_TOKEN_KEY = "githubToken"
 SOPS_AGE_KEY_KEY = "sopsAgeKey"
 NOTIFICATION_WEBHOOK_KEY = "notificationWebhook"
@@ -89,6 +95,9 @@ class StackConfig:
     github: GitHubSpec = field(default_factory=GitHubSpec)
     tenants: tuple[TenantSpec, ...] = ()
     """The app teams the platform onboards (``gitops-infra:tenants``); none by default."""
+    secret_providers: SecretsSpec = field(default_factory=SecretsSpec, metadata={"key": "secrets"})
+    """``gitops-infra:secrets``: Sealed Secrets and External Secrets, each off unless enabled (named
+    apart from ``secrets``, the secret values)."""
     secrets: StackSecrets = StackSecrets()
     aws_profile: str | None = None
     """``aws:profile``: the deploying runner's AWS profile, which the platform's kubeconfig must keep."""

@@ -96,7 +96,10 @@ class PlatformMocks(pulumi.runtime.Mocks):
                 "publicKeyOpenssh": f"ssh-{algorithm} AAAA-{name}",
                 # A marker, not key material: tests follow it through the graph.
                 "privateKeyOpenssh": f"{MOCK_PRIVATE_KEY_PREFIX}{name}",
+                "privateKeyPem": f"{MOCK_PRIVATE_KEY_PREFIX}pem-{name}",
             }
+        elif args.typ == "tls:index/selfSignedCert:SelfSignedCert":
+            state["certPem"] = f"mock-cert-pem-{name}"  # public, unlike the key
         elif args.typ.startswith("aws:"):
             state.setdefault("arn", f"arn:aws:mock::123456789012:{name}")
             state.setdefault("name", name)

@@ -10,6 +10,7 @@
 #   kustomize-controller/  Flux kustomize-controller (v1.9.0)
 #   pulumi-kubernetes/     pulumi-resource-kubernetes (the one provider/v4 pseudo-version served)
 #   notification-crds/     controller-gen (v0.23.0) and notification-controller's API module (v1.8.0)
+#   sealed-secrets/        the Sealed Secrets controller and kubeseal (v0.40.0): sealed-secrets.sh builds them
 #
 # It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds, and
 # generates notification-controller's (Alert, Provider, Receiver) there from its API module with
@@ -43,11 +44,12 @@ fi
 
 command -v go >/dev/null || die "the local cluster is built from Go modules: install Go 1.26+ and rerun setup"
 
-want=$(cat "$here"/*/go.mod "$here"/*/go.sum "$here/build.sh" | sha256sum | cut -d' ' -f1)
+want=$(cat "$here"/*/go.mod "$here"/*/go.sum "$here"/*.sh | sha256sum | cut -d' ' -f1)
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok source-controller kustomize-controller
-  pulumi-resource-kubernetes controller-gen)
+  pulumi-resource-kubernetes controller-gen sealed-secrets-controller kubeseal)
 # One CRD of each source: a toolchain built before the notification CRDs existed is rebuilt.
-crds=(source.toolkit.fluxcd.io_gitrepositories.yaml notification.toolkit.fluxcd.io_providers.yaml)
+crds=(source.toolkit.fluxcd.io_gitrepositories.yaml notification.toolkit.fluxcd.io_providers.yaml
+  sealed-secrets/bitnami.com_sealedsecrets.yaml)
 complete=true
 for binary in "${binaries[@]}"; do
   [ -x "$bin/$binary" ] || complete=false
@@ -92,6 +94,7 @@ build etcd "$here/kubernetes" go.etcd.io/etcd/server/v3 -ldflags "-s -w"
 build source-controller "$here/source-controller" github.com/fluxcd/source-controller -ldflags "-s -w"
 build kustomize-controller "$here/kustomize-controller" github.com/fluxcd/kustomize-controller -ldflags "-s -w"
 build kwok "$here/kwok" sigs.k8s.io/kwok/cmd/kwok -ldflags "-s -w"
+bash "$here/sealed-secrets.sh" "$out"
 
 # kwok's stages: Ready for its nodes; Running for their pods, Succeeded for a Job's, and a deleted pod removed.
 kwok_dir=$(go -C "$here/kwok" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
