@@ -20,6 +20,7 @@ One module per thing checked; every name is also this package's, so callers writ
     flux          Flux's controllers, chart version, Kubernetes floor, reconcile requests
     stacks        prod stacks, plaintext private keys, the fleet section
     tenants       tenants' namespaces and roles, quota quantities, nested sync paths
+    secrets_manager  secret name prefixes, AWS regions, IAM grants that read every secret
 
 Example::
 
@@ -147,6 +148,17 @@ from gitops_infra.checks.node_groups import (
     node_group_names_problem,
     node_group_size_problems,
 )
+from gitops_infra.checks.secrets_manager import (
+    AWS_REGION_PATTERN,
+    READ_SECRET_ACTION,
+    SECRET_PREFIX_HINT,
+    SECRET_PREFIX_PATTERN,
+    aws_region_problem,
+    grants_action,
+    reads_every_secret,
+    secret_prefix_problem,
+    secrets_arn,
+)
 from gitops_infra.checks.stacks import (
     FLEET_SECTION,
     PLAINTEXT_PRIVATE_KEY,
@@ -173,6 +185,7 @@ __all__ = [
     "AL2_SUCCESSORS",
     "AUTONAME_SUFFIX_LENGTH",
     "AVAILABILITY_ZONE_PATTERN",
+    "AWS_REGION_PATTERN",
     "BRANCH_PATTERN",
     "CHART_VERSION_PATTERN",
     "CUSTOM_AMI_TYPE",
@@ -214,11 +227,14 @@ __all__ = [
     "PROD_ENVIRONMENTS",
     "QUANTITY_PATTERN",
     "READY_MARGIN",
+    "READ_SECRET_ACTION",
     "RECONCILE_REQUEST_ANNOTATION",
     "RECONCILE_REQUEST_PATTERN",
     "REPOSITORY_PATTERN",
     "REQUIRED_FLUX_COMPONENTS",
     "RESERVED_NAMESPACES",
+    "SECRET_PREFIX_HINT",
+    "SECRET_PREFIX_PATTERN",
     "SSH_URL_PATTERN",
     "TOLERATION_EFFECTS",
     "admins_problem",
@@ -226,6 +242,7 @@ __all__ = [
     "ami_type_version_problem",
     "availability_zone_problem",
     "availability_zones_problem",
+    "aws_region_problem",
     "branch_problem",
     "chart_version_problem",
     "cluster_component_name_problem",
@@ -245,6 +262,7 @@ __all__ = [
     "github_id_problem",
     "github_ssh_repository",
     "go_duration_problem",
+    "grants_action",
     "https_url_problem",
     "iam_principal_problem",
     "iam_role_problem",
@@ -270,6 +288,7 @@ __all__ = [
     "private_subnets_problem",
     "quantity_problem",
     "rbac_name_problem",
+    "reads_every_secret",
     "ready_timeout_after_timeout_problem",
     "ready_timeout_problem",
     "reconcile_request_problem",
@@ -277,6 +296,8 @@ __all__ = [
     "repository_name_problem",
     "reserved_namespace_problem",
     "resource_name_problem",
+    "secret_prefix_problem",
+    "secrets_arn",
     "ssh_url_host",
     "ssh_url_problem",
     "tenant_namespaces_problems",
