@@ -354,6 +354,7 @@ ADDED_FOR_TENANTS: dict[str, tuple[str, ...]] = {
 ADDED_FOR_EXTERNAL_SECRETS: dict[str, tuple[str, ...]] = {
     "gitops_infra": ("ExternalSecrets", "ExternalSecretsArgs"),
     "gitops_infra.components": ("ExternalSecrets", "ExternalSecretsArgs"),
+    "gitops_infra.local": ("ExternalSecretsController",),
     "gitops_infra.checks": (
         "AWS_REGION_PATTERN",
         "READ_SECRET_ACTION",
