@@ -10,6 +10,7 @@
 #   kustomize-controller/  Flux kustomize-controller (v1.9.0)
 #   pulumi-kubernetes/     pulumi-resource-kubernetes (the one provider/v4 pseudo-version served)
 #   notification-crds/     controller-gen (v0.23.0) and notification-controller's API module (v1.8.0)
+#   external-secrets/      External Secrets Operator (v0.20.4), by build-external-secrets.sh, on a stamp of its own
 #
 # It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds, and
 # generates notification-controller's (Alert, Provider, Receiver) there from its API module with
@@ -42,6 +43,8 @@ if ! command -v sshd >/dev/null && [ ! -x /usr/sbin/sshd ]; then
 fi
 
 command -v go >/dev/null || die "the local cluster is built from Go modules: install Go 1.26+ and rerun setup"
+
+bash "$here/build-external-secrets.sh"
 
 want=$(cat "$here"/*/go.mod "$here"/*/go.sum "$here/build.sh" | sha256sum | cut -d' ' -f1)
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok source-controller kustomize-controller
