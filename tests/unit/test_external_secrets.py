@@ -209,3 +209,14 @@ def test_a_region_not_known_yet_is_left_to_the_provider() -> None:
 )
 def test_a_grant_over_every_secret_is_told_from_a_prefix(resource: str, every: bool) -> None:
     assert checks.reads_every_secret(resource) is every
+
+
+def test_a_new_prefix_or_key_changes_only_the_policy_and_removing_the_key_drops_its_grant() -> None:
+    before = graph_of(args(kms_key_arn="arn:aws:kms:eu-west-1:111111111111:key/k1"))
+    after = graph_of(args(secret_prefix="prod/v2/"))  # the key named no more
+    changed = {r.type for r in after if r.custom and r.inputs != before.one(r.type, r.name).inputs}
+    assert changed == {ROLE_POLICY}  # the role, its association and the store stay as they are
+    assert [s["Sid"] for s in policy_of(after)["Statement"]] == ["ReadStackSecrets"]
+    assert policy_of(after)["Statement"][0]["Resource"] == [
+        f"arn:aws:secretsmanager:eu-west-1:{ACCOUNT}:secret:prod/v2/*"
+    ]
