@@ -18,9 +18,9 @@ One module per thing checked; every name is also this package's, so callers writ
     git           the URLs Flux clones, branches, paths, SSH host keys
     github        GitHub hosts and API URLs, App IDs, repository names
     flux          Flux's controllers, chart version, Kubernetes floor, reconcile requests
-    secrets       AWS regions, KMS key ARNs, the Secrets Manager prefix External Secrets reads
     stacks        prod stacks, plaintext private keys, the fleet section
     tenants       tenants' namespaces and roles, quota quantities, nested sync paths
+    secrets_manager  AWS regions, KMS key ARNs, secret name prefixes, IAM grants that read every secret
 
 Example::
 
@@ -148,15 +148,18 @@ from gitops_infra.checks.node_groups import (
     node_group_names_problem,
     node_group_size_problems,
 )
-from gitops_infra.checks.secrets import (
+from gitops_infra.checks.secrets_manager import (
     AWS_REGION_PATTERN,
     KMS_KEY_ARN_PATTERN,
-    SECRET_PREFIX_MAX,
+    READ_SECRET_ACTION,
     SECRET_PREFIX_PATTERN,
     aws_region_problem,
+    grants_action,
     kms_key_arn_problem,
     kms_key_region,
+    reads_every_secret,
     secret_prefix_problem,
+    secrets_arn,
 )
 from gitops_infra.checks.stacks import (
     FLEET_SECTION,
@@ -227,12 +230,12 @@ __all__ = [
     "PROD_ENVIRONMENTS",
     "QUANTITY_PATTERN",
     "READY_MARGIN",
+    "READ_SECRET_ACTION",
     "RECONCILE_REQUEST_ANNOTATION",
     "RECONCILE_REQUEST_PATTERN",
     "REPOSITORY_PATTERN",
     "REQUIRED_FLUX_COMPONENTS",
     "RESERVED_NAMESPACES",
-    "SECRET_PREFIX_MAX",
     "SECRET_PREFIX_PATTERN",
     "SSH_URL_PATTERN",
     "TOLERATION_EFFECTS",
@@ -261,6 +264,7 @@ __all__ = [
     "github_id_problem",
     "github_ssh_repository",
     "go_duration_problem",
+    "grants_action",
     "https_url_problem",
     "iam_principal_problem",
     "iam_role_problem",
@@ -288,6 +292,7 @@ __all__ = [
     "private_subnets_problem",
     "quantity_problem",
     "rbac_name_problem",
+    "reads_every_secret",
     "ready_timeout_after_timeout_problem",
     "ready_timeout_problem",
     "reconcile_request_problem",
@@ -296,6 +301,7 @@ __all__ = [
     "reserved_namespace_problem",
     "resource_name_problem",
     "secret_prefix_problem",
+    "secrets_arn",
     "ssh_url_host",
     "ssh_url_problem",
     "tenant_namespaces_problems",

@@ -1,5 +1,5 @@
 """The Pulumi components, one module each: ``eks_cluster``, ``deploy_key``, ``fleet_repository``, ``flux``,
-``environment``, ``tenant``, ``sealed_secrets``.
+``environment``, ``tenant``, ``sealed_secrets``, ``external_secrets``.
 
 Each is a ``pulumi.ComponentResource`` with type token ``gitops-infra:index:<Name>``, an ``<Name>Args``
 validated when it is made, children named ``<name>-<role>`` and parented to the component, and
@@ -20,6 +20,7 @@ from gitops_infra.components.eks_cluster import (
     TaintEffect,
 )
 from gitops_infra.components.environment import EnvironmentConfig, EnvironmentConfigArgs, read_environment
+from gitops_infra.components.external_secrets import ExternalSecrets, ExternalSecretsArgs
 from gitops_infra.components.fleet_repository import (
     FleetRepository,
     FleetRepositoryArgs,
@@ -55,6 +56,8 @@ __all__ = [
     "EnvironmentConfig",
     "EnvironmentConfigArgs",
     "ExistingVpcArgs",
+    "ExternalSecrets",
+    "ExternalSecretsArgs",
     "FleetRepository",
     "FleetRepositoryArgs",
     "FluxBootstrap",

@@ -4,6 +4,8 @@ in the package so that a platform engineer can reuse it to try their own stacks 
 
 :class:`GitHubAppServer` stands in for GitHub when Flux fetches as a GitHub App (:class:`GitHubApp`):
 its token endpoint and git over HTTPS, with a certificate from the cluster's CA.
+:class:`ExternalSecretsController`, started on request after the cluster, runs External Secrets Operator
+against moto's server as AWS Secrets Manager.
 
 It runs from the binaries ``make setup`` builds into a checkout's ``.tools/`` (:class:`Toolchain` finds
 them), and needs the ``local`` extra (``pip install 'gitops-infra[local]'``) for the cluster's PKI and
@@ -31,6 +33,7 @@ from gitops_infra._lazy import exports
 
 if TYPE_CHECKING:
     from ._cluster import LocalCluster
+    from ._external_secrets import ExternalSecretsController
     from ._fleet_server import DeployKeyPair, FleetServer
     from ._github import GitHubApp, GitHubAppServer
     from ._processes import free_port, running
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
 # packages nor the harness until a name is used.
 __all__ = [
     "DeployKeyPair",
+    "ExternalSecretsController",
     "FleetServer",
     "GitHubApp",
     "GitHubAppServer",

@@ -43,6 +43,7 @@ __all__ = [
     "FLUX_KUSTOMIZATION_HEALTH",
     "FLUX_KUSTOMIZATION_PRUNE",
     "FLUX_SYNC_ALERTING",
+    "IAM_SECRETS_READ_SCOPED",
     "NO_LATEST_IMAGE_TAG",
     "PACK_NAME",
     "POLICY_SPECS",
@@ -69,6 +70,7 @@ FLUX_SYNC_ALERTING = "flux-sync-alerting"
 ENVIRONMENT_CONTRACT_VALID = "environment-contract-valid"
 TENANT_NO_CLUSTER_WIDE_WRITE = "tenant-no-cluster-wide-write"
 TENANT_KUSTOMIZATION_IDENTITY = "tenant-kustomization-identity"
+IAM_SECRETS_READ_SCOPED = "iam-secrets-read-scoped"
 
 
 @dataclass(frozen=True)
@@ -349,6 +351,17 @@ POLICY_SPECS: tuple[PolicySpec, ...] = (
             )
         ),
         config={"fluxNamespaces": _FLUX_NAMESPACES},
+    ),
+    PolicySpec(
+        IAM_SECRETS_READ_SCOPED,
+        (
+            "No IAM policy allows reading every secret in Secrets Manager: a grant of GetSecretValue names "
+            "a secret name prefix (arn:aws:secretsmanager:<region>:<account>:secret:<prefix>*)."
+        ),
+        EnforcementLevel.MANDATORY,  # security: one cluster would read every environment's secrets
+        OnResources(
+            frozenset(rules.IAM_POLICY_TYPES), lambda args: rules.secrets_read_violations(args.props)
+        ),
     ),
 )
 """Every policy of the pack, in the pack's order: :func:`policies` and :data:`ENFORCEMENT` keep it."""

@@ -73,6 +73,10 @@ RESOURCE_RULES: dict[str, tuple[Callable[[str], bool], Callable[[str, Mapping[st
         lambda t: t in (rules.CONFIG_MAP_TYPE, rules.CONFIG_MAP_PATCH_TYPE),
         lambda _t, props: rules.environment_contract_violations(props),
     ),
+    pack.IAM_SECRETS_READ_SCOPED: (
+        lambda t: t in rules.IAM_POLICY_TYPES,
+        lambda _t, props: rules.secrets_read_violations(props),
+    ),
 }
 STACK_RULES: dict[str, Callable[[list[Resource]], list[tuple[str, str]]]] = {
     pack.DEPLOY_KEY_READ_ONLY: rules.stack_deploy_key_violations,
@@ -166,6 +170,7 @@ def test_which_policies_the_mocked_graph_can_exercise(stacks: dict[str, list[Res
         pack.FLUX_KUSTOMIZATION_HEALTH,
         pack.FLUX_SYNC_ALERTING,
         pack.ENVIRONMENT_CONTRACT_VALID,
+        pack.IAM_SECRETS_READ_SCOPED,  # the IAM roles the cluster makes
     }
     assert not any(t in (rules.EKS_CLUSTER_TYPE, rules.EKS_NODE_GROUP_TYPE) for t, _, _ in resources)
     taggable = [r for r in resources if rules.required_tag_violations(r[0], {}) != []]

@@ -11,6 +11,7 @@
 #   pulumi-kubernetes/     pulumi-resource-kubernetes (the one provider/v4 pseudo-version served)
 #   notification-crds/     controller-gen (v0.23.0) and notification-controller's API module (v1.8.0)
 #   sealed-secrets/        the Sealed Secrets controller and kubeseal (v0.40.0): sealed-secrets.sh builds them
+#   external-secrets/      External Secrets Operator (v0.20.4), by build-external-secrets.sh, on a stamp of its own
 #
 # It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds, and
 # generates notification-controller's (Alert, Provider, Receiver) there from its API module with
@@ -44,7 +45,11 @@ fi
 
 command -v go >/dev/null || die "the local cluster is built from Go modules: install Go 1.26+ and rerun setup"
 
-want=$(cat "$here"/*/go.mod "$here"/*/go.sum "$here"/*.sh | sha256sum | cut -d' ' -f1)
+bash "$here/build-external-secrets.sh"
+
+# External Secrets has a stamp of its own (its build is the longest): a change to it relinks nothing else.
+want=$(find "$here" -maxdepth 2 \( -name go.mod -o -name go.sum -o -name '*.sh' \) -not -path "$here/external-secrets/*" \
+  -not -name build-external-secrets.sh | LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1)
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok source-controller kustomize-controller
   pulumi-resource-kubernetes controller-gen sealed-secrets-controller kubeseal)
 # One CRD of each source: a toolchain built before the notification CRDs existed is rebuilt.

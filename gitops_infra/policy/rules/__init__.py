@@ -19,6 +19,7 @@ One module per kind of resource a rule guards, each with its resource types, def
 - ``_images``: workloads' container images are pinned;
 - ``_environment``: the ``environment`` ConfigMap holds the environment contract;
 - ``_tenants``: no tenant's reconciler writes cluster-wide; every tenant Kustomization names its identity;
+- ``_secrets``: no IAM policy reads every secret in Secrets Manager;
 - ``_inputs``: reading inputs (a value at a path, lists, numbers, tags) for all of them.
 
 This package is their one face: import the names from ``gitops_infra.policy.rules``.
@@ -66,6 +67,7 @@ from ._flux import (
 )
 from ._images import POD_SPEC_PATHS, image_problem, image_tag_violations
 from ._inputs import ENVIRONMENT_TAG_KEYS, default_tags_of, effective_tag_keys
+from ._secrets import IAM_POLICY_TYPES, secrets_read_violations
 from ._tags import (
     ALWAYS_TAGGABLE_TYPES,
     DEFAULT_REQUIRED_TAGS,
@@ -109,6 +111,7 @@ __all__ = [
     "GIT_REPOSITORY_TYPES",
     "GO_DURATION_PATTERN",
     "HELM_RELEASE_TYPES",
+    "IAM_POLICY_TYPES",
     "KUSTOMIZATION_TYPES",
     "OPEN_CIDRS",
     "POD_SPEC_PATHS",
@@ -138,6 +141,7 @@ __all__ = [
     "parse_duration",
     "required_tag_violations",
     "secrets_encryption_violations",
+    "secrets_read_violations",
     "stack_alerting_violations",
     "stack_deploy_key_violations",
     "stack_tenant_binding_violations",
