@@ -10,14 +10,16 @@ after Flux (its CRDs) and with Flux locked down while there are any.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from gitops_infra._lazy import sdk
-from gitops_infra._platform_secrets import sealed_secrets
+from gitops_infra._platform.credentials import held_auth
+from gitops_infra._platform.secrets import sealed_secrets
+from gitops_infra._platform.tenants import tenant_keys, tenant_outputs, tenants_of
 from gitops_infra.components._kubernetes import kubernetes_provider
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS, DeployKey, DeployKeyArgs
 from gitops_infra.components.eks_cluster import (
@@ -34,20 +36,16 @@ from gitops_infra.components.flux import (
     FluxBootstrapArgs,
     FluxInstall,
     GitAuth,
-    GitHubAppSecretOptions,
     InstallOptions,
     NotificationArgs,
     SourceSecretOptions,
     SyncOptions,
 )
 from gitops_infra.components.sealed_secrets import SealedSecrets
-from gitops_infra.components.tenant import Tenant, TenantArgs
+from gitops_infra.components.tenant import Tenant
 from gitops_infra.config import (
     ClusterSpec,
-    ExistingDeployKeySpec,
-    GitHubAppSpec,
     StackConfig,
-    TenantSpec,
     platform_name,
 )
 from gitops_infra.defaults import ROOT_SERVICE_ACCOUNT
@@ -110,19 +108,6 @@ class Platform:
             "gitRepositoryUrl": self.flux.repository_url,
             "environment": self.environment.environment,
         }
-
-
-def tenant_outputs(tenants: tuple[TenantSpec, ...]) -> list[dict[str, object]]:
-    """The stack output ``tenants``: plain values from the config, sorted by name, known at preview."""
-    return [
-        {
-            "name": tenant.name,
-            "namespace": tenant.home_namespace,
-            "namespaces": list(tenant.tenant_namespaces),
-            "kustomization": tenant.name,
-        }
-        for tenant in sorted(tenants, key=lambda tenant: tenant.name)
-    ]
 
 
 ENVIRONMENT_TAG = "environment"
@@ -251,7 +236,7 @@ def _github(
 ) -> tuple[github.Provider | None, FleetRepository | None]:
     """The GitHub provider, if anything is made on GitHub, and the fleet repository, if it is managed."""
     git = config.git
-    if not git.registers_deploy_key and not git.manages_repository and not _tenant_keys(config):
+    if not git.registers_deploy_key and not git.manages_repository and not tenant_keys(config):
         return None, None
     assert git.owner is not None  # config validation requires it here
     app = config.github.app_auth
@@ -292,28 +277,6 @@ def _github(
     return provider, fleet
 
 
-def _held_auth(
-    app: GitHubAppSpec | None,
-    app_key: pulumi.Output[str] | None,
-    existing: ExistingDeployKeySpec | None,
-    existing_key: pulumi.Output[str] | None,
-    known_hosts: str,
-) -> GitAuth | None:
-    """A credential the config holds, the fleet's or a tenant's: a GitHub App or an existing deploy key
-    (``None``: a key is to be made and registered)."""
-    if app is not None:
-        assert app_key is not None  # config validation requires the key the App names
-        return GitHubAppSecretOptions(
-            app_id=app.app_id, installation_id=app.installation_id, private_key=app_key, base_url=app.base_url
-        )
-    if existing is not None:
-        assert existing_key is not None  # ...and the existing key's private half
-        return SourceSecretOptions(
-            private_key=existing_key, public_key=existing.public_key, known_hosts=known_hosts
-        )
-    return None
-
-
 def _deploy_key(
     config: StackConfig,
     name: str,
@@ -324,7 +287,7 @@ def _deploy_key(
     """Flux's git auth: a key made and registered on GitHub, the key the config names, or an App."""
     git = config.git
     known_hosts = git.known_hosts or GITHUB_KNOWN_HOSTS
-    held = _held_auth(
+    held = held_auth(
         git.github_app,
         config.secrets.github_app_private_key,
         git.deploy_key.existing,
@@ -353,87 +316,6 @@ def _deploy_key(
         known_hosts=deploy_key.known_hosts,
     )
     return source, deploy_key
-
-
-def _tenant_keys(config: StackConfig) -> list[TenantSpec]:
-    """The tenants whose own repository gets a deploy key made and registered on GitHub."""
-    return [
-        tenant
-        for tenant in config.tenants
-        if tenant.source.repository is not None and tenant.source.repository.registers_deploy_key
-    ]
-
-
-def _tenant_args(config: StackConfig, name: str, tenant: TenantSpec, fleet_auth: GitAuth) -> TenantArgs:
-    """A tenant's Args: the fleet repository with the platform's credential, or its own repository."""
-    flux, repository = config.flux, tenant.source.repository
-    fleet = TenantArgs(
-        name=tenant.name,
-        url=config.git.sync_url,
-        branch=config.git.branch,
-        path=tenant.fleet_path or ".",
-        auth=fleet_auth,
-        namespaces=tenant.tenant_namespaces,
-        role=tenant.role,
-        quota=tenant.quota,
-        limits=[limit.model_dump(by_alias=True, exclude_none=True) for limit in tenant.limits],
-        environment=config.environment,
-        substitute=flux.substitute,
-        git_interval=flux.git_interval,
-        interval=flux.interval,
-        retry_interval=flux.retry_interval,
-        timeout=flux.timeout,
-        ready_timeout=flux.ready_timeout,
-    )
-    if repository is None:
-        return fleet
-
-    def own(**auth: Any) -> TenantArgs:
-        return replace(fleet, url=repository.url, branch=repository.branch, path=repository.path, **auth)
-
-    keys = config.secrets.tenant_keys
-    known_hosts = repository.known_hosts or GITHUB_KNOWN_HOSTS
-    app, existing = repository.github_app, repository.deploy_key.existing
-    held = _held_auth(
-        app,
-        keys[app.private_key] if app is not None else None,
-        existing,
-        keys[existing.private_key] if existing is not None else None,
-        known_hosts,
-    )
-    if held is not None:
-        return own(auth=held)
-    github_repository = repository.github_repository
-    assert github_repository is not None  # config validation requires github.com for a generated key
-    deploy_key = DeployKeyArgs(
-        repository=github_repository[1],
-        algorithm=repository.deploy_key.algorithm,
-        title=f"flux-{name}-tenant-{tenant.name}",
-        rotation=repository.deploy_key.rotation,
-        known_hosts=known_hosts,
-    )
-    return own(auth=None, deploy_key=deploy_key)
-
-
-def _tenants(
-    config: StackConfig,
-    name: str,
-    on_cluster: pulumi.ResourceOptions,
-    flux: FluxBootstrap,
-    source: GitAuth,
-    github_provider: github.Provider | None,
-) -> tuple[Tenant, ...]:
-    """Each tenant, after Flux (its CRDs, and its lockdown) on the cluster's provider, and GitHub's."""
-    # The GitHub provider registers a tenant's generated deploy key; Flux's objects need its CRDs.
-    extra: list[pulumi.ProviderResource] = [github_provider] if github_provider is not None else []
-    opts = pulumi.ResourceOptions.merge(
-        on_cluster, pulumi.ResourceOptions(depends_on=[flux], providers=extra)
-    )
-    tenants = [
-        Tenant(f"{name}-tenant-{tenant.name}", _tenant_args(config, name, tenant, source), opts=opts)
-        for tenant in config.tenants
-    ]
-    return tuple(tenants)
 
 
 def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> Platform:
@@ -467,7 +349,7 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         ),
         opts=on_cluster,
     )
-    tenants = _tenants(config, name, on_cluster, flux, source, github_provider)
+    tenants = tenants_of(config, name, on_cluster, flux, source, github_provider)
     return Platform(
         config=config,
         kubernetes_provider=provider,
