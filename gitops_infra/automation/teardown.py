@@ -46,6 +46,11 @@ _NOT_ASKED = (
 )
 
 
+KEEP_PROTECTED = "--exclude-protected"
+"""A destroy deletes everything but what is protected, and says what it kept: what Pulumi protects (the
+Sealed Secrets keys) must outlive the cluster, where a plain ``pulumi destroy`` would refuse to run."""
+
+
 def prod_environment(target: StackTarget) -> str | None:
     """Why ``target`` is a prod stack (``environment 'prod'``), or ``None`` when it is not.
 
@@ -277,7 +282,8 @@ def destroy(
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
     on_drain: DrainCallback | None = None,
 ) -> DestroyResult | DestroyPreview:
-    """Delete every resource of ``stack``; with ``preview_only``, only show what would be deleted.
+    """Delete every resource of ``stack`` but the protected ones (``protect``: the Sealed Secrets keys,
+    which the result's ``kept`` lists); with ``preview_only``, only show what would be deleted.
 
     A prod stack (see :func:`prod_environment`) is destroyed only when ``confirm`` repeats its name;
     otherwise ``ConfirmationRequiredError`` is raised before anything runs. A ``confirm`` that names
@@ -311,7 +317,8 @@ def destroy(
             target, _cluster_state(target), drain=drain, timeout=timeout, on_drain=None, planned=True
         )
 
-        previewed = run_engine(target, "destroy", preview_work(stack, "destroy", "--preview-only"))
+        look = preview_work(stack, "destroy", "--preview-only", KEEP_PROTECTED)
+        previewed = run_engine(target, "destroy", look)
         return DestroyPreview(
             stack=previewed.stack, changes=previewed.changes, steps=previewed.steps, drain=planned
         )
@@ -333,8 +340,10 @@ def destroy(
     drained = _drain_of(target, deployment, drain=drain, timeout=timeout, on_drain=on_drain, planned=False)
 
     def work(pulumi_stack: auto.Stack, events: EngineEvents) -> DestroyResult:
-        streamed = run_command(pulumi_stack, events, "destroy", *message_flags(message))
-        return recorded(DestroyResult, target, pulumi_stack, streamed)
+        streamed = run_command(pulumi_stack, events, "destroy", KEEP_PROTECTED, *message_flags(message))
+        return replace(
+            recorded(DestroyResult, target, pulumi_stack, streamed), kept=_protected(target, pulumi_stack)
+        )
 
     clusters = _eks_clusters(deployment)
     try:
@@ -346,6 +355,17 @@ def destroy(
             exc.sweeps = _swept(clusters)
         raise
     return replace(result, drain=drained, sweeps=_swept(clusters))
+
+
+def _protected(target: StackTarget, pulumi_stack: auto.Stack) -> tuple[str, ...]:
+    """The URNs of the protected resources left in the stack: a file backend's checkpoint says, without
+    another engine command."""
+    files = target.file_backend()
+    found = files.protected_urns() if files is not None else None
+    if found is not None:
+        return found
+    resources = (pulumi_stack.export_stack().deployment or {}).get("resources") or []
+    return tuple(str(r.get("urn")) for r in resources if isinstance(r, dict) and r.get("protect") is True)
 
 
 def _swept(clusters: tuple[_Made, ...]) -> tuple[SweepResult, ...]:

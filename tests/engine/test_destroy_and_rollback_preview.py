@@ -68,6 +68,34 @@ def test_destroy_empties_the_stack_and_is_recorded_like_an_update(repo: FixtureR
     assert up("dev", options=repo.options).changes == {"create": 3}  # the stack and its config stay
 
 
+def test_destroy_keeps_what_is_protected_says_so_and_the_next_up_finds_it(repo: FixtureRepo) -> None:
+    """The Sealed Secrets keys are protected so that a rebuilt cluster opens what was sealed before: a
+    destroy deletes the rest, lists what it kept, and the up after it makes only what was deleted."""
+    repo.raw_stack().set_config("fixture:protected", auto.ConfigValue('["a"]'))
+    repo.commit("a is protected")
+    up("dev", options=repo.options)
+
+    assert destroy("dev", options=repo.options, preview_only=True).changes == {"delete": 1, "same": 2}
+    result = destroy("dev", options=repo.options)
+
+    assert result.changes == {"delete": 1, "same": 2}  # b; a and the stack stay
+    assert result.kept == (_file_urn("a"),)
+    assert repo.on_disk() == {"a": "one"}
+    assert _file_urn("a") in _resources(repo)
+    assert up("dev", options=repo.options).changes == {"create": 1, "same": 2}  # b again; a as it was
+    assert repo.on_disk() == {"a": "one", "b": "two"}
+
+    code, stdout, _ = _cli(repo, "destroy", "dev", "--yes")
+    assert code == EXIT_OK
+    assert (
+        f"Kept 1 protected (pulumi state unprotect to let a destroy delete it):\n  {_file_urn('a')}" in stdout
+    )
+    code, stdout, _ = _cli(repo, "destroy", "dev", "--yes", "--json")
+    assert code == EXIT_OK and json.loads(stdout)["kept"] == [_file_urn("a")]
+    code, stdout, _ = _cli(repo, "destroy", "dev", "--yes", "--format", "markdown")
+    assert code == EXIT_OK and f"Kept 1 protected:\n\n- `{_file_urn('a')}`" in stdout
+
+
 def test_a_confirm_that_names_another_stack_destroys_nothing(repo: FixtureRepo) -> None:
     up("dev", options=repo.options)
     with pytest.raises(ConfirmationRequiredError, match="confirm names 'prod', but the stack to destroy"):

@@ -76,12 +76,16 @@ class SweepResult:
 
 @dataclass(frozen=True)
 class DestroyResult(RecordedResult):
-    """A destroy: every resource of the stack deleted (the stack itself and its history are kept)."""
+    """A destroy: every resource of the stack deleted but the protected ones (the stack itself and its history
+    are kept too)."""
 
     drain: DrainResult | None = None
     """The drain before it; ``None`` for a stack with no cluster to drain."""
     sweeps: tuple[SweepResult, ...] = ()
     """One per cluster the stack made, read after it was gone."""
+    kept: tuple[str, ...] = ()
+    """The URNs of the protected resources the destroy left in the stack (Pulumi's ``protect``), such as
+    the Sealed Secrets keys, which a rebuilt cluster needs to open what was sealed before it."""
 
     @property
     def clean(self) -> bool:

@@ -28,6 +28,10 @@ __all__ = [
 
 def print_destroy(out: Console, result: automation.DestroyResult) -> None:
     out.print(update_line("Destroyed", result))
+    if result.kept:
+        out.print(f"Kept {len(result.kept)} protected (pulumi state unprotect to let a destroy delete it):")
+        for urn in result.kept:
+            out.print(f"  {urn}")
     print_teardown(out, result.drain, result.sweeps)
 
 
@@ -82,6 +86,8 @@ def destroy_markdown(result: automation.DestroyResult) -> str:
     commit = f" from {code(result.commit[:12])}" if result.commit else ""
     lines = [f"### Destroyed {code(result.stack)} (version {result.version}){commit}", ""]
     lines += counts(dict(result.changes))
+    if result.kept:
+        lines += ["", f"Kept {len(result.kept)} protected:", "", *(f"- {code(urn)}" for urn in result.kept)]
     lines += ["", *teardown_markdown(result.drain, result.sweeps)]
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -8,6 +8,7 @@ and delete them offline. Config (namespace ``fixture``):
 - ``token`` (secret, optional): exported as a secret output;
 - ``secretFile`` (secret, optional): the content of one more file, ``secret``, so that a secret value
   flows into a resource's inputs and outputs (and the state);
+- ``protected`` (optional): names of ``files`` made with ``protect``, which a destroy keeps;
 - ``fail`` (optional): when set, the program raises with this message;
 - ``delay`` (optional): seconds the program sleeps first, to hold the stack's lock in concurrency tests.
 
@@ -70,8 +71,10 @@ class File(Resource):
     path: pulumi.Output[str]
     content: pulumi.Output[str]
 
-    def __init__(self, name: str, path: str, content: pulumi.Input[str]) -> None:
-        super().__init__(FileProvider(), name, {"path": path, "content": content})
+    def __init__(
+        self, name: str, path: str, content: pulumi.Input[str], opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(FileProvider(), name, {"path": path, "content": content}, opts)
 
 
 config = pulumi.Config("fixture")
@@ -80,8 +83,9 @@ if failure := config.get("fail"):
     raise RuntimeError(failure)
 
 directory = Path(config.require("directory"))
+protected = set(config.get_object("protected") or ())
 files = {
-    name: File(name, str(directory / name), content)
+    name: File(name, str(directory / name), content, pulumi.ResourceOptions(protect=name in protected))
     for name, content in config.require_object("files").items()
 }
 
