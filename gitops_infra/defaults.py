@@ -32,6 +32,7 @@ __all__ = [
     "MIN_KUBERNETES_VERSION",
     "ROOT_SERVICE_ACCOUNT",
     "SEALED_SECRETS_CHART_VERSION",
+    "SEALED_SECRETS_KEYS_KEY",
     "SEALED_SECRETS_KEY_LABEL",
     "SEALED_SECRETS_NAMESPACE",
     "SEALED_SECRETS_VERSION",
@@ -45,6 +46,7 @@ __all__ = [
     "LogType",
     "NatGateways",
     "RepositoryVisibility",
+    "SealingKeySource",
     "TaintEffect",
     "image_automation_enabled",
     "tenant_path",
@@ -213,6 +215,20 @@ SEALED_SECRETS_NAMESPACE = "sealed-secrets"
 """The controller's namespace: one of its own, not ``kube-system``, as the platform owns the key there."""
 SEALED_SECRETS_KEY_LABEL = "sealedsecrets.bitnami.com/sealed-secrets-key"
 """The label (value ``active``) by which the controller finds the key pairs it decrypts with."""
+SEALED_SECRETS_KEYS_KEY = "sealedSecretsKeys"
+"""The secret config key (``gitops-infra:sealedSecretsKeys``) holding the sealing key pairs when
+``secrets.sealedSecrets.keySource`` is ``config``: a JSON object, each rotation to its ``cert`` and
+``privateKey`` (PEM). ``gitops-infra sealed-secrets keygen`` writes it."""
+
+
+class SealingKeySource(StrEnum):
+    """Where the Sealed Secrets keys come from: made by pulumi-tls in the stack (``generate``), or held in
+    the secret config value ``sealedSecretsKeys`` (``config``)."""
+
+    GENERATE = "generate"
+    CONFIG = "config"
+
+
 EXTERNAL_SECRETS_NAMESPACE = "external-secrets"
 CLUSTER_SECRET_STORE = "aws-secrets-manager"
 """The name of the ClusterSecretStore for AWS Secrets Manager: what app teams' ExternalSecrets name."""

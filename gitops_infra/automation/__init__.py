@@ -8,7 +8,8 @@ The top level is what a user calls, one concept a module:
 
 - the operations on one stack: ``operations`` (preview, up, refresh, history), ``drift``,
   ``stack_status``, ``plan`` (the offline plan), ``promotion``, ``rollback``, ``teardown`` (destroy),
-  ``recovery``, and ``signals`` (a clean cancel);
+  ``recovery``, ``signals`` (a clean cancel), and ``sealing_keys`` (the Sealed Secrets keys a stack's
+  config holds, and the cert it seals with);
 - what they take and return: ``options``, ``stack_name``, ``results``;
 - ``fleet/``: many stacks at once (the inventory, the fleet-wide operations, CI runners, merged reports).
 
@@ -106,6 +107,8 @@ if TYPE_CHECKING:
         PropertyDiff,
         RecoverResult,
         RefreshResult,
+        SealingCert,
+        SealingKey,
         StackLock,
         StackStatus,
         Step,
@@ -114,6 +117,7 @@ if TYPE_CHECKING:
         UpResult,
     )
     from .rollback import rollback_to_commit
+    from .sealing_keys import SEALING_CERT_OUTPUT, generate_sealing_key, new_sealing_key_pair, sealing_cert
     from .signals import Interruption, cancel_on_signals
     from .stack_name import StackName, parse_stack_name
     from .stack_status import status
@@ -125,6 +129,7 @@ __all__ = [
     "DEFAULT_DRAIN_TIMEOUT",
     "DEFAULT_PARALLEL",
     "PREVIOUS",
+    "SEALING_CERT_OUTPUT",
     "SECRET",
     "ConfigStep",
     "Deployment",
@@ -161,6 +166,8 @@ __all__ = [
     "PropertyDiff",
     "RecoverResult",
     "RefreshResult",
+    "SealingCert",
+    "SealingKey",
     "Shard",
     "StackDrift",
     "StackError",
@@ -180,9 +187,11 @@ __all__ = [
     "detect_drift_all",
     "fleet_matrix",
     "fleet_stacks",
+    "generate_sealing_key",
     "history",
     "indexed_job",
     "merge_drift_reports",
+    "new_sealing_key_pair",
     "offline_plan",
     "parse_selector",
     "parse_stack_name",
@@ -194,6 +203,7 @@ __all__ = [
     "refresh",
     "require_promoted",
     "rollback_to_commit",
+    "sealing_cert",
     "status",
     "status_all",
     "up",

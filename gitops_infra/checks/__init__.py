@@ -21,6 +21,7 @@ One module per thing checked; every name is also this package's, so callers writ
     stacks        prod stacks, plaintext private keys, the fleet section
     tenants       tenants' namespaces and roles, quota quantities, nested sync paths
     secrets_manager  AWS regions, KMS key ARNs, secret name prefixes, IAM grants that read every secret
+    sealing_keys  the Sealed Secrets key pairs a stack's config holds
 
 Example::
 
@@ -148,6 +149,13 @@ from gitops_infra.checks.node_groups import (
     node_group_names_problem,
     node_group_size_problems,
 )
+from gitops_infra.checks.sealing_keys import (
+    MIN_SEALING_KEY_BITS,
+    SEALING_KEY_FIELDS,
+    parse_sealing_keys,
+    sealing_key_pair_problem,
+    sealing_keys_problems,
+)
 from gitops_infra.checks.secrets_manager import (
     AWS_REGION_PATTERN,
     KMS_KEY_ARN_PATTERN,
@@ -222,6 +230,7 @@ __all__ = [
     "MAX_READY_TIMEOUT",
     "MAX_ZONES",
     "MIN_DELETE_TIMEOUT",
+    "MIN_SEALING_KEY_BITS",
     "MIN_VPC_PREFIX",
     "MIN_ZONES",
     "NOTIFICATION_CONTROLLER",
@@ -236,6 +245,7 @@ __all__ = [
     "REPOSITORY_PATTERN",
     "REQUIRED_FLUX_COMPONENTS",
     "RESERVED_NAMESPACES",
+    "SEALING_KEY_FIELDS",
     "SECRET_PREFIX_PATTERN",
     "SSH_URL_PATTERN",
     "TOLERATION_EFFECTS",
@@ -286,6 +296,7 @@ __all__ = [
     "node_group_size_problems",
     "notifications_problem",
     "parse_duration",
+    "parse_sealing_keys",
     "paths_overlap",
     "principal_key",
     "private_key_paths",
@@ -300,6 +311,8 @@ __all__ = [
     "repository_name_problem",
     "reserved_namespace_problem",
     "resource_name_problem",
+    "sealing_key_pair_problem",
+    "sealing_keys_problems",
     "secret_prefix_problem",
     "secrets_arn",
     "ssh_url_host",

@@ -242,6 +242,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "_commands.operations",
         "Roll STACK back to COMMIT (a sha, tag or ref; default: the previous deployed commit).",
     ),
+    "sealed-secrets": (
+        "_commands.sealed_secrets",
+        "The Sealed Secrets keys in a stack's config, and the cert it seals with (for kubeseal --cert).",
+    ),
     "status": (
         "_commands.status",
         "Where STACK (or --all stacks) stands: the last deployment, whether it ran HEAD, and its lock.",

@@ -39,7 +39,7 @@ from gitops_infra.components.flux import (
     SourceSecretOptions,
     SyncOptions,
 )
-from gitops_infra.components.sealed_secrets import SealedSecrets, SealedSecretsArgs
+from gitops_infra.components.sealed_secrets import HeldKey, SealedSecrets, SealedSecretsArgs
 from gitops_infra.components.tenant import Tenant, TenantArgs
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "FluxBootstrapArgs",
     "FluxComponent",
     "GitHubAppSecretOptions",
+    "HeldKey",
     "InstallOptions",
     "KeyAlgorithm",
     "LogType",

@@ -1,9 +1,18 @@
 """``SealedSecrets``: the Sealed Secrets controller, sealing with keys the platform owns.
 
-Each value of ``rotations`` is one key pair made by pulumi-tls (RSA 4096, a self-signed cert, as the
-controller makes its own), held in Pulumi's state as secrets, and given to the controller as a
-``kubernetes.io/tls`` Secret labelled ``sealedsecrets.bitnami.com/sealed-secrets-key: active`` in its
-namespace. The controller registers every such key when it starts and decrypts with all of them; it seals
+Each value of ``rotations`` is one key pair, given to the controller as a ``kubernetes.io/tls`` Secret
+labelled ``sealedsecrets.bitnami.com/sealed-secrets-key: active`` in its namespace. The pairs come from
+one of two places:
+
+- made here by pulumi-tls (the default: RSA 4096, a self-signed cert, as the controller makes its own),
+  held in Pulumi's state as secrets. The keys and certs are protected (``protect=True``, Pulumi's mark for
+  what must outlive a destroy): ``pulumi destroy`` refuses while they are there, and ``gitops-infra
+  destroy`` deletes everything else and keeps them, so the next ``up``, on a new cluster too, hands the
+  controller the same keys. Dropping a rotation's key for good takes ``pulumi state unprotect`` first.
+- given (``keys``, by rotation): pairs kept outside the stack's resources, such as the secret config value
+  ``sealedSecretsKeys`` (``gitops-infra sealed-secrets keygen`` makes them). No tls resource is made; a
+  destroy removes only the key Secrets from the cluster, and the pairs stay where they are held.
+ The controller registers every such key when it starts and decrypts with all of them; it seals
 with the newest cert. So a rotation adds a value: the new key seals from then on, and what the old keys
 sealed still opens, as after the controller's own renewal. A value removed drops its key, for good.
 
@@ -47,6 +56,7 @@ __all__ = [
     "CONTROLLER_NAME",
     "SEALED_SECRETS_CHART",
     "SEALED_SECRETS_CHART_REPOSITORY",
+    "HeldKey",
     "SealedSecrets",
     "SealedSecretsArgs",
     "controller_values",
@@ -82,15 +92,29 @@ def controller_values(rotations: Sequence[str]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class HeldKey:
+    """A key pair held outside the stack's resources: its self-signed ``cert`` and its ``private_key``, PEM.
+    The private key should be a secret (``pulumi.Output.secret``); the cert is public."""
+
+    cert: pulumi.Input[str] = field(repr=False)
+    private_key: pulumi.Input[str] = field(repr=False)
+
+
+@dataclass(frozen=True)
 class SealedSecretsArgs:
     """Inputs of ``SealedSecrets``: the controller's ``namespace`` (made here unless the controller is
-    installed elsewhere), the chart ``version``, and ``rotations``, one key each, the last sealing."""
+    installed elsewhere), the chart ``version``, and ``rotations``, one key each, the last sealing.
+
+    ``keys``, when given, holds each rotation's pair (:class:`HeldKey`), and no key is made here; empty (the
+    default), pulumi-tls makes them, protected from a destroy.
+    """
 
     namespace: str = SEALED_SECRETS_NAMESPACE
     rotations: Sequence[str] = ("",)
     version: str = SEALED_SECRETS_CHART_VERSION
     install_controller: bool = True
     labels: Mapping[str, str] = field(default_factory=dict)
+    keys: Mapping[str, HeldKey] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         problems = Problems("SealedSecretsArgs")
@@ -100,6 +124,11 @@ class SealedSecretsArgs:
         problems.check(bool(rotations), "rotations", "must name at least one key, the one that seals")
         problems.check(len(set(rotations)) == len(rotations), "rotations", "names a key twice")
         problems.check(all(len(r) <= 64 for r in rotations), "rotations", "each is at most 64 characters")
+        if self.keys:
+            missing = [repr(r) for r in rotations if r not in self.keys]
+            extra = [repr(r) for r in self.keys if r not in rotations]
+            problems.check(not missing, "keys", f"has no pair for rotation {', '.join(missing)}")
+            problems.check(not extra, "keys", f"holds a pair for no rotation: {', '.join(extra)}")
         problems.raise_if_any()
 
 
@@ -112,6 +141,7 @@ class SealedSecrets(pulumi.ComponentResource):
     certs: pulumi.Output[list[str]]
     """Every key's cert, in ``rotations`` order."""
     keys: list[tls.PrivateKey]
+    """The keys made here (none when they are given)."""
     key_secrets: list[k8s.core.v1.Secret]
     controller: k8s.helm.v3.Release | None
 
@@ -130,10 +160,18 @@ class SealedSecrets(pulumi.ComponentResource):
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace] if namespace else [])
         self.keys, certs, self.key_secrets = [], [], []
         for rotation in args.rotations:
-            key, cert, secret = _key_pair(name, rotation, args, child, in_namespace)
-            self.keys.append(key)
-            certs.append(cert)
-            self.key_secrets.append(secret)
+            held = args.keys.get(rotation)
+            if held is None:
+                key = _made_key(name, rotation, child)
+                self.keys.append(key[0])
+                cert_pem, key_pem = key[1], key[0].private_key_pem
+            else:
+                cert_pem, key_pem = (
+                    pulumi.Output.from_input(held.cert),
+                    pulumi.Output.secret(held.private_key),
+                )
+            certs.append(cert_pem)
+            self.key_secrets.append(_key_secret(name, rotation, args, cert_pem, key_pem, in_namespace))
         self.controller = None
         if args.install_controller:
             self.controller = k8s.helm.v3.Release(
@@ -157,17 +195,18 @@ class SealedSecrets(pulumi.ComponentResource):
         self.register_outputs({"namespace": self.namespace, "cert": self.cert, "certs": self.certs})
 
 
-def _key_pair(
-    name: str,
-    rotation: str,
-    args: SealedSecretsArgs,
-    child: pulumi.ResourceOptions,
-    in_namespace: pulumi.ResourceOptions,
-) -> tuple[tls.PrivateKey, pulumi.Output[str], k8s.core.v1.Secret]:
-    """The key of ``rotation``, its cert, and the Secret that hands both to the controller."""
-    secret_name = key_secret_name(rotation)
-    suffix = secret_name.rsplit("-", 1)[1]
-    key = tls.PrivateKey(f"{name}-key-{suffix}", algorithm="RSA", rsa_bits=4096, opts=child)
+def _suffix(rotation: str) -> str:
+    return key_secret_name(rotation).rsplit("-", 1)[1]
+
+
+def _made_key(
+    name: str, rotation: str, child: pulumi.ResourceOptions
+) -> tuple[tls.PrivateKey, pulumi.Output[str]]:
+    """The key of ``rotation`` and its cert, made by pulumi-tls; both protected, so that a destroy keeps
+    them (what they sealed is in git, and must open on the next cluster too)."""
+    suffix = _suffix(rotation)
+    kept = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=True))
+    key = tls.PrivateKey(f"{name}-key-{suffix}", algorithm="RSA", rsa_bits=4096, opts=kept)
     subject = tls.SelfSignedCertSubjectArgs(common_name="sealed-secret", organization="sealed-secret")
     cert = tls.SelfSignedCert(
         f"{name}-cert-{suffix}",
@@ -177,17 +216,28 @@ def _key_pair(
         # The key only wraps each secret's session key (RSA-OAEP): key encipherment, nothing else. (The
         # controller's own certs say encipher-only, which x509 allows only beside key agreement.)
         allowed_uses=["key_encipherment"],
-        opts=child,
+        opts=kept,
     )
-    secret = k8s.core.v1.Secret(
-        f"{name}-key-secret-{suffix}",
+    return key, cert.cert_pem
+
+
+def _key_secret(
+    name: str,
+    rotation: str,
+    args: SealedSecretsArgs,
+    cert_pem: pulumi.Input[str],
+    key_pem: pulumi.Input[str],
+    in_namespace: pulumi.ResourceOptions,
+) -> k8s.core.v1.Secret:
+    """The Secret that hands the pair of ``rotation`` to the controller."""
+    return k8s.core.v1.Secret(
+        f"{name}-key-secret-{_suffix(rotation)}",
         metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=secret_name,
+            name=key_secret_name(rotation),
             namespace=args.namespace,
             labels={**args.labels, SEALED_SECRETS_KEY_LABEL: "active"},
         ),
         type="kubernetes.io/tls",
-        string_data={"tls.crt": cert.cert_pem, "tls.key": key.private_key_pem},
+        string_data={"tls.crt": cert_pem, "tls.key": key_pem},
         opts=in_namespace,
     )
-    return key, cert.cert_pem, secret

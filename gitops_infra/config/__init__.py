@@ -15,6 +15,8 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
     gitops-infra:githubToken   secret, optional (else github.appAuth, else GITHUB_TOKEN)
     gitops-infra:sopsAgeKey    secret, required when ``flux.sops`` is true
     gitops-infra:notificationWebhook  secret, the address ``flux.notifications`` posts to
+    gitops-infra:sealedSecretsKeys  secret, the Sealed Secrets key pairs by rotation, when
+                               ``secrets.sealedSecrets.keySource`` is ``config``
     aws:profile                the AWS profile, kept in the kubeconfig the platform deploys through
     aws:assumeRoles            the role the provider assumes (the last one), which that kubeconfig assumes
     aws:region                 the default of secrets.externalSecrets.region
@@ -24,7 +26,7 @@ The config lives in ``Pulumi.<stack>.yaml`` under the project namespace, in came
 One module per section (``cluster``, ``git``, ``github``, ``flux``, ``tenants``, ``secrets``;
 ``environment`` is the contract's model, :mod:`gitops_infra.contract`), on the field types they share
 (``_fields``). ``stack`` holds the namespace's keys and what a loaded config is (``StackConfig``,
-``StackSecrets``, ``platform_name``).
+``StackSecrets`` and the ``SealingKeyPair`` it holds, ``platform_name``).
 
 ``load_config`` validates a plain mapping (what ``Pulumi.<stack>.yaml`` holds under ``config:``);
 ``load_stack_config`` reads the same keys from ``pulumi.Config`` inside a running program. Both live in
@@ -66,6 +68,7 @@ from gitops_infra.config.stack import (
     PROJECT,
     SECRET_KEYS,
     SECTIONS,
+    SealingKeyPair,
     StackConfig,
     StackSecrets,
     platform_name,
@@ -97,6 +100,7 @@ __all__ = [
     "NodeGroupSpec",
     "NotificationsSpec",
     "SealedSecretsSpec",
+    "SealingKeyPair",
     "SecretsSpec",
     "StackConfig",
     "StackSecrets",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -13,6 +14,7 @@ from gitops_infra._validation import validation_problems
 from gitops_infra.config._across import problems_across_sections
 from gitops_infra.config._fields import PATTERN_HINTS
 from gitops_infra.config._raw import NAMED_SECRETS, named_secrets
+from gitops_infra.config._sealing_keys import sealing_keys
 from gitops_infra.config.cluster import ClusterSpec, ExistingClusterSpec
 from gitops_infra.config.flux import FluxSpec
 from gitops_infra.config.git import GitSpec
@@ -137,8 +139,12 @@ def build(
     aws_region: object = None,
     github_base_url: object = None,
     plaintext_keys: Sequence[str] = (),
+    sealing_keys_text: object = None,
 ) -> StackConfig:
     """Validate the sections, then what spans them; ``values`` holds every key of the namespace read.
+
+    ``sealing_keys_text`` is the plaintext of ``sealedSecretsKeys`` when the caller can read it (checked
+    pair by pair: :mod:`gitops_infra.config._sealing_keys`).
 
     ``plaintext_keys`` are the key paths that hold a private key in plaintext (``checks.private_key_paths``):
     a problem each in a prod stack (``checks.is_prod``), a warning each in another.
@@ -169,6 +175,14 @@ def build(
         problems.extend(fleet_spec(values[checks.FLEET_SECTION])[1])
     problems.extend(f"{PROJECT}:{key}: unknown key" for key in values if key not in known)
     secrets = given or _read_secrets(read_secret, named, problems)
+    pairs = sealing_keys(
+        secret_providers.sealed_secrets if secret_providers is not None else None,
+        read_secret=read_secret,
+        plaintext=sealing_keys_text,
+        given=given,
+        problems=problems,
+    )
+    secrets = replace(secrets, sealed_secrets_keys=pairs)
     problems.extend(
         problems_across_sections(
             environment,
@@ -216,10 +230,14 @@ def _read_secrets(
                 f"(pulumi config set --secret {key} ...)"
             )
     tenant_keys = {key: read_secret(key) for where, key in named.items() if where not in NAMED_SECRETS}
+    # Each a field of its own; typed Any, as mypy reads ** against every field's type.
+    fields: dict[str, Any] = {
+        NAMED_SECRETS[where]: read_secret(key) for where, key in named.items() if where in NAMED_SECRETS
+    }
     return StackSecrets(
         github_token=read_secret(GITHUB_TOKEN_KEY),
         sops_age_key=read_secret(SOPS_AGE_KEY_KEY),
         notification_webhook=read_secret(NOTIFICATION_WEBHOOK_KEY),
         tenant_keys={key: value for key, value in tenant_keys.items() if value is not None},
-        **{NAMED_SECRETS[where]: read_secret(key) for where, key in named.items() if where in NAMED_SECRETS},
+        **fields,
     )

@@ -27,11 +27,13 @@ from gitops_infra.config.stack import (
     GITHUB_BASE_URL_KEY,
     GITHUB_TOKEN_KEY,
     PROJECT,
+    SEALED_SECRETS_KEYS_KEY,
     SECRET_KEYS,
     SECTIONS,
     StackConfig,
     StackSecrets,
 )
+from gitops_infra.defaults import SealingKeySource
 from gitops_infra.errors import ConfigError
 from gitops_infra.redaction import SECRET
 
@@ -96,6 +98,7 @@ def load_config(
         plaintext_keys=[
             path for key, value in raw.items() for path in checks.private_key_paths(value, str(key))
         ],
+        sealing_keys_text=values.get(SEALED_SECRETS_KEYS_KEY),
     )
 
 
@@ -139,6 +142,8 @@ def load_stack_config(config: pulumi.Config | None = None) -> StackConfig:
             for key, value in plain.items()
             for path in checks.private_key_paths(value, config.full_key(key))
         ],
+        # Read as plaintext here, inside the program, only to check each pair before anything is made.
+        sealing_keys_text=config.get(SEALED_SECRETS_KEYS_KEY),
     )
     for warning in stack_config.warnings:
         pulumi.log.warn(warning)
@@ -159,6 +164,9 @@ def plan_config(raw: Mapping[str, Any], project: str, stack: str) -> Mapping[str
     # A GitHub App stands in for the token: planning both would be the config error it is for real.
     app_auth = loosely(raw, "github.appAuth") is not None
     unplanned = {GITHUB_TOKEN_KEY} if app_auth else set()
+    # The sealing keys only where the config takes them from there: elsewhere they would be refused.
+    if loosely(raw, "secrets.sealedSecrets.keySource") != SealingKeySource.CONFIG.value:
+        unplanned.add(SEALED_SECRETS_KEYS_KEY)
     secret_keys = [key for key in (*SECRET_KEYS, *named_secret_keys(raw)) if key not in unplanned]
     planned = {**{f"{PROJECT}:{key}": {"secure": SECRET} for key in secret_keys}, **raw}
     load_config(planned, stack=stack)

@@ -3,7 +3,9 @@
 - ``sealedSecrets``: the Sealed Secrets controller, with sealing keys the platform owns (Pulumi secrets,
   so a rebuilt cluster opens what was sealed before). ``rotations`` names the keys: each value makes one,
   every one decrypts, the last seals. Add a value (the month, say) to rotate; remove one only once
-  nothing in git is sealed with its key.
+  nothing in git is sealed with its key. ``keySource`` says where the keys come from: ``generate`` (the
+  stack makes them with pulumi-tls, protected from a destroy) or ``config`` (the secret config value
+  ``sealedSecretsKeys``, each rotation's pair, which ``gitops-infra sealed-secrets keygen`` writes).
 - ``externalSecrets``: the External Secrets Operator, reading AWS Secrets Manager in ``region`` through a
   ClusterSecretStore, as an IAM role allowed only the names under ``secretPrefix`` (and ``kmsKeyArn``).
 
@@ -52,9 +54,12 @@ class SealedSecretsSpec(ConfigModel):
 
     ``rotations``: one key pair per value, each kept for decryption, the last one sealing new secrets,
     as the controller's own renewal keeps its old keys. The default, ``[""]``, is one key.
+    ``keySource``: ``generate`` (the default: pulumi-tls makes each pair in the stack, and a destroy
+    keeps them) or ``config`` (each pair comes from the secret ``sealedSecretsKeys``, by rotation).
     """
 
     enabled: StrictBool = False
+    key_source: defaults.SealingKeySource = defaults.SealingKeySource.GENERATE
     namespace: DnsLabel = defaults.SEALED_SECRETS_NAMESPACE
     version: Annotated[str, gate(checks.chart_version_problem)] = defaults.SEALED_SECRETS_CHART_VERSION
     rotations: tuple[Rotation, ...] = ("",)

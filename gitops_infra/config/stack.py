@@ -19,6 +19,7 @@ from gitops_infra.config.github import GitHubSpec
 from gitops_infra.config.secrets import AWS_REGION_KEY, SecretsSpec
 from gitops_infra.config.tenants import TenantSpec
 from gitops_infra.contract import Environment
+from gitops_infra.defaults import SEALED_SECRETS_KEYS_KEY
 
 if TYPE_CHECKING:
     import pulumi
@@ -32,10 +33,12 @@ __all__ = [
     "NOTIFICATION_WEBHOOK_KEY",
     "OPTIONAL_SECTIONS",
     "PROJECT",
+    "SEALED_SECRETS_KEYS_KEY",
     "SECRET_KEYS",
     "SECTIONS",
     "SECTION_FIELDS",
     "SOPS_AGE_KEY_KEY",
+    "SealingKeyPair",
     "StackConfig",
     "StackSecrets",
     "platform_name",
@@ -54,12 +57,21 @@ SECTION_FIELDS = {"secrets": "secret_providers"}
 GITHUB_TOKEN_KEY = "githubToken"
 SOPS_AGE_KEY_KEY = "sopsAgeKey"
 NOTIFICATION_WEBHOOK_KEY = "notificationWebhook"
-SECRET_KEYS = (GITHUB_TOKEN_KEY, SOPS_AGE_KEY_KEY, NOTIFICATION_WEBHOOK_KEY)
+SECRET_KEYS = (GITHUB_TOKEN_KEY, SOPS_AGE_KEY_KEY, NOTIFICATION_WEBHOOK_KEY, SEALED_SECRETS_KEYS_KEY)
 """The secret keys of the namespace, each set with ``pulumi config set --secret``."""
 AWS_PROFILE_KEY = "aws:profile"
 AWS_ASSUME_ROLES_KEY = "aws:assumeRoles"
 GITHUB_BASE_URL_KEY = "github:baseUrl"
 """Pulumi's default GitHub provider's setting, which the platform does not read (see ``load_config``)."""
+
+
+@dataclass(frozen=True)
+class SealingKeyPair:
+    """One rotation's Sealed Secrets key pair from ``sealedSecretsKeys``: its cert (public) and its private
+    key (a secret), PEM."""
+
+    cert: pulumi.Output[str] = field(repr=False)
+    private_key: pulumi.Output[str] = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,9 @@ class StackSecrets:
     tenant_keys: Mapping[str, pulumi.Output[str]] = field(default_factory=dict, repr=False)
     """The private keys tenants' own repositories name (an existing deploy key's, a GitHub App's), by
     the secret config key that holds each."""
+    sealed_secrets_keys: Mapping[str, SealingKeyPair] = field(default_factory=dict, repr=False)
+    """The Sealed Secrets key pairs of ``sealedSecretsKeys``, by rotation, when
+    ``secrets.sealedSecrets.keySource`` is ``config``."""
 
 
 @dataclass(frozen=True)

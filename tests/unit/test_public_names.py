@@ -384,9 +384,39 @@ ADDED_FOR_SECRETS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# The Sealed Secrets keys a stack's config holds (issue 48): the key source, keygen and the cert.
+ADDED_FOR_SEALING_KEYS: dict[str, tuple[str, ...]] = {
+    "gitops_infra": ("HeldKey",),
+    "gitops_infra.components": ("HeldKey",),
+    "gitops_infra.config": ("SealingKeyPair",),
+    "gitops_infra.automation": (
+        "SEALING_CERT_OUTPUT",
+        "SealingCert",
+        "SealingKey",
+        "generate_sealing_key",
+        "new_sealing_key_pair",
+        "sealing_cert",
+    ),
+    "gitops_infra.automation.results": ("SealingCert", "SealingKey"),
+    "gitops_infra.checks": (
+        "MIN_SEALING_KEY_BITS",
+        "SEALING_KEY_FIELDS",
+        "parse_sealing_keys",
+        "sealing_key_pair_problem",
+        "sealing_keys_problems",
+    ),
+    "gitops_infra.defaults": ("SEALED_SECRETS_KEYS_KEY", "SealingKeySource"),
+}
+
 NAMES = [
     (package, name)
-    for table in (EXPORTED_AT_D3775AC, ALSO_KEPT, ADDED_FOR_TENANTS, ADDED_FOR_SECRETS)
+    for table in (
+        EXPORTED_AT_D3775AC,
+        ALSO_KEPT,
+        ADDED_FOR_TENANTS,
+        ADDED_FOR_SECRETS,
+        ADDED_FOR_SEALING_KEYS,
+    )
     for package, names in table.items()
     for name in names
 ]

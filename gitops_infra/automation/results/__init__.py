@@ -1,7 +1,7 @@
 """Frozen, typed results of one stack's operations, a module for each job.
 
 A result type lives in the ``results`` module of its package: here for what an operation on one stack
-returns (``deployments``, ``drift``, ``gitops``, ``teardown``, ``status``, ``plan``), and
+returns (``deployments``, ``drift``, ``gitops``, ``teardown``, ``status``, ``plan``, ``sealing_keys``), and
 :mod:`gitops_infra.automation.fleet.results` for the fleet's. So do the types a result holds (``Layer``,
 ``Deployment``, ``StackLock``). ``jsonable`` writes any of them as JSON data.
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .gitops import FluxStatus, GitOpsReport, GitOpsSource, GitOpsSync, TenantSync
     from .jsonable import to_jsonable
     from .plan import COMPUTED, NOTE, Plan, PlannedResource
+    from .sealing_keys import SealingCert, SealingKey
     from .status import RecoverResult, StackError, StackLock, StackStatus
     from .teardown import DestroyPreview, DestroyResult, DrainResult, KubeObject, Orphan, SweepResult
 
@@ -66,6 +67,8 @@ __all__ = [
     "RecordedResult",
     "RecoverResult",
     "RefreshResult",
+    "SealingCert",
+    "SealingKey",
     "StackError",
     "StackLock",
     "StackStatus",

@@ -12,6 +12,8 @@ One module per kind of result:
 - ``status``: where stacks stand (``status``);
 - ``inventory``: the fleet's stacks (``fleet list``);
 - ``contract``: a check of the environment contract (``contract check``);
+- ``sealing_keys``: a Sealed Secrets key written into a stack's config, and the cert a stack seals with
+  (``sealed-secrets keygen``, ``cert``);
 - ``progress``: the lines printed while the engine works (its steps, the drain's objects);
 
 and the pieces they share: ``markdown`` (the table, the fold, the one escape of a string in Markdown),
