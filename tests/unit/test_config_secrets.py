@@ -266,3 +266,43 @@ def test_the_model_alone_leaves_what_other_keys_default() -> None:
 def test_the_shared_checks(check: Any, good: list[Any], bad: list[Any]) -> None:
     assert [value for value in good if check(value) is not None] == []
     assert [value for value in bad if check(value) is None] == []
+
+
+def _sealed_program_problems(minimal: dict[str, Any], keys: str | None, **sealed: Any) -> Any:
+    raw = {**minimal, "secrets": {"sealedSecrets": {"enabled": True, **sealed}}}
+    config = {f"gitops-infra:{key}": json.dumps(value) for key, value in raw.items()}
+    if keys is not None:
+        config["gitops-infra:sealedSecretsKeys"] = keys
+
+    def program() -> Any:
+        try:
+            return load_stack_config()
+        except ConfigError as exc:
+            return exc.problems
+
+    secret = ["gitops-infra:sealedSecretsKeys"] if keys is not None else []
+    return run(program, stack="test", config=config, secret_keys=secret).result
+
+
+def test_held_sealing_keys_are_read_and_checked_by_the_running_program(minimal: dict[str, Any]) -> None:
+    from gitops_infra.automation.sealing_keys import new_sealing_key_pair
+
+    cert, key = new_sealing_key_pair()
+    good = json.dumps({"": {"cert": cert, "privateKey": key}})
+    loaded = _sealed_program_problems(minimal, good, keySource="config")
+    assert list(loaded.secrets.sealed_secrets_keys) == [""]
+    assert key.splitlines()[1] not in repr(loaded)
+
+    (missing,) = _sealed_program_problems(minimal, None, keySource="config")
+    assert missing.startswith("gitops-infra:secrets.sealedSecrets.keySource: 'config' needs the secret")
+    (unused,) = _sealed_program_problems(minimal, good)  # keySource: generate, the default
+    assert unused.startswith("gitops-infra:sealedSecretsKeys: is set, but")
+    problems = _sealed_program_problems(minimal, good, keySource="config", rotations=["", "2027-01"])
+    assert problems == (
+        "gitops-infra:sealedSecretsKeys['2027-01']: has no key pair: make one with "
+        "`gitops-infra sealed-secrets keygen STACK --rotation 2027-01`",
+    )
+    (bad,) = _sealed_program_problems(
+        minimal, json.dumps({"": {"cert": cert, "privateKey": "x"}}), keySource="config"
+    )
+    assert bad == "gitops-infra:sealedSecretsKeys[''].privateKey: is not a PEM private key"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pulumi
 import pytest
 
 from gitops_infra.components.sealed_secrets import (
     CONTROLLER_NAME,
     SEALED_SECRETS_CHART,
     SEALED_SECRETS_CHART_REPOSITORY,
+    HeldKey,
     SealedSecrets,
     SealedSecretsArgs,
     key_secret_name,
@@ -119,3 +121,26 @@ def test_bad_args_are_named_each() -> None:
     ]
     with pytest.raises(ConfigError, match=r"SealedSecretsArgs\.rotations: must name at least one key"):
         SealedSecretsArgs(rotations=())
+
+
+def test_generated_keys_are_protected_so_a_destroy_keeps_them_and_held_keys_make_no_tls_resource() -> None:
+    made = build(SealedSecretsArgs(rotations=("", "2027-01"))).result
+    # Pulumi's protect: `gitops-infra destroy` (--exclude-protected) keeps them for the next cluster.
+    assert [key._protect for key in made.keys] == [True, True]
+
+    held = build(
+        SealedSecretsArgs(
+            keys={"": HeldKey(cert="CERT", private_key=pulumi.Output.secret("KEY"))}, install_controller=False
+        )
+    )
+    assert held.graph.of_type(KEY) == [] and held.graph.of_type(CERT) == []
+    (secret,) = held.graph.of_type(SECRET)
+    assert secret.inputs["stringData"] == {"tls.crt": "CERT", "tls.key": "KEY"}
+    assert held.values["cert"].value == "CERT"
+    assert "KEY" not in repr(HeldKey(cert="CERT", private_key="KEY"))
+
+
+def test_held_keys_must_match_the_rotations() -> None:
+    with pytest.raises(ConfigError) as refused:
+        SealedSecretsArgs(rotations=("", "2027-01"), keys={"": HeldKey(cert="C", private_key="K")})
+    assert any("keys" in problem and "2027-01" in problem for problem in refused.value.problems)
