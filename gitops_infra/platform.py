@@ -277,6 +277,8 @@ def _github(
             create=git.create_repository.visibility if git.create_repository is not None else None,
             # Only the tenants that sync from the fleet: a repository of a tenant's own is its own.
             tenants={t.name: t.fleet_path for t in config.tenants if t.fleet_path is not None},
+            secret_store=config.environment.cluster_secret_store,
+            secret_prefix=config.secret_providers.external_secrets.secret_prefix,
         ),
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[provider])),
     )

@@ -13,6 +13,7 @@ import pytest
 
 from gitops_infra import build_platform, load_config
 from gitops_infra.components.external_secrets import ExternalSecretsArgs
+from gitops_infra.components.fleet_repository import scaffold_files
 from gitops_infra.contract import CONTRACT_VERSION, parse_environment
 from gitops_infra.errors import ConfigError
 from gitops_infra.platform import Platform
@@ -29,6 +30,8 @@ ON = {"externalSecrets": {"enabled": True, "clusterSecretStore": "team-secrets"}
 
 def platform(secrets: dict[str, Any] | None, raw: dict[str, Any] | None = None, **flux: Any) -> Run[Platform]:
     raw = copy.deepcopy(raw if raw is not None else {**MINIMAL, "aws:region": "eu-west-1"})
+    if "owner" in raw["git"]:  # the fleet on GitHub, its path scaffolded
+        raw["git"]["scaffold"] = True
     raw["flux"] = {**raw.get("flux", {}), **flux}
     if secrets is not None:
         raw["secrets"] = secrets
@@ -151,3 +154,24 @@ def test_a_cluster_the_platform_makes_needs_the_role() -> None:
     )
     with pytest.raises(ConfigError, match=r"ExternalSecretsArgs\.cluster_name: needs iam_role"):
         ExternalSecretsArgs(region="eu-west-1", secret_prefix="dev/", cluster_name="c", iam_role=False)
+
+
+def _readme(result: Run[Platform]) -> str:
+    (readme,) = [
+        r
+        for r in result.graph.of_type("github:index/repositoryFile:RepositoryFile")
+        if r.name.endswith("-readme")
+    ]
+    content: str = readme.inputs["content"]
+    return content
+
+
+def test_the_scaffolded_readme_says_how_to_read_a_secret_through_the_store_only_when_it_is_on() -> None:
+    on = _readme(platform(ON))
+    assert "## Secrets from AWS Secrets Manager (External Secrets)" in on
+    assert "ClusterSecretStore `team-secrets`" in on and "`${clusterSecretStore}`" in on
+    assert "remoteRef: {key: test/shop/db, property: password}" in on  # under the stack's prefix
+    # Off, the README is what it was: no section, and no variable the contract does not define.
+    off = _readme(platform(None))
+    assert "External Secrets" not in off and "clusterSecretStore" not in off
+    assert off == scaffold_files("clusters/test", "test")["clusters/test/README.md"]
