@@ -10,7 +10,9 @@ hands it to fleet manifests as ``${baseDomain}``, ``${serviceNamespace}`` and th
 - in a Pulumi program, ``read_environment("apps")`` gives a ``pulumi.Output[Environment]``.
 
 ConfigMap data are strings: keys are the model's camelCase names, flags are ``"true"``/``"false"``, and
-``contractVersion`` says which version of the contract the data follow (``CONTRACT_VERSION``).
+``contractVersion`` says which version of the contract the data follow (``CONTRACT_VERSION``). A key is
+added in a minor version (``clusterSecretStore`` in 1.1, present only when the platform runs External
+Secrets): data of an older minor version lack it and still parse, and may not hold it.
 
 ``check_contract`` checks a document the way a reader would parse it (``gitops-infra contract check
 FILE``): a ConfigMap manifest (``kubectl get configmap environment -o yaml``), a ``List`` of them, a
@@ -41,7 +43,9 @@ from gitops_infra.checks import DNS_LABEL_PATTERN
 from gitops_infra.errors import EnvironmentContractError
 
 __all__ = [
+    "CLUSTER_SECRET_STORE_KEY",
     "CONTRACT_KEYS",
+    "CONTRACT_MAJOR",
     "CONTRACT_VERSION",
     "CONTRACT_VERSION_KEY",
     "DOMAIN_PATTERN",
@@ -58,12 +62,20 @@ __all__ = [
 ]
 
 ENVIRONMENT_CONFIGMAP = "environment"
-CONTRACT_VERSION = "1"
-"""The contract's version, written as ``contractVersion``.
+CONTRACT_MAJOR = "1"
+CONTRACT_MINOR = 1
+CONTRACT_VERSION = f"{CONTRACT_MAJOR}.{CONTRACT_MINOR}"
+"""The contract's version, written as ``contractVersion``: ``MAJOR.MINOR``.
 
-A reader accepts its own major version (``1``, ``1.3``) and refuses any other, because a new major version
-may change what a key means. A newer minor version only adds keys, which an older reader ignores.
+A reader accepts its own major version (``1``, ``1.1``, ``1.3``) and refuses any other, because a new
+major version may change what a key means. A newer minor version only adds keys, which an older reader
+ignores; an older one lacks the keys added since, which are optional for that reason. 1.1 added
+``clusterSecretStore``.
 """
+CLUSTER_SECRET_STORE_KEY = "clusterSecretStore"
+_ADDED_IN: dict[str, int] = {CLUSTER_SECRET_STORE_KEY: 1}
+"""The keys added after ``MAJOR.0``, by the minor version that added each: data of an older minor version
+that hold one are refused (that version had no such key)."""
 CONTRACT_VERSION_KEY = "contractVersion"
 MAX_CONFIGMAP_BYTES = 1024 * 1024
 """The most a ConfigMap holds (the API server's limit): a larger document is no ConfigMap to check."""
@@ -97,6 +109,16 @@ class Environment(BaseModel):
     network_policies_enforced: Annotated[
         StrictBool, Field(description="Whether NetworkPolicies are enforced (the CNI's policy agent).")
     ] = False
+    cluster_secret_store: Annotated[
+        str | None,
+        Field(
+            pattern=DNS_LABEL_PATTERN,
+            description=(
+                "The ClusterSecretStore (AWS Secrets Manager) ExternalSecrets name; absent when the platform "
+                "runs no External Secrets. Since contract version 1.1."
+            ),
+        ),
+    ] = None
 
 
 def _flag_text(value: Any) -> Any:
@@ -108,10 +130,10 @@ def _known_major(version: str) -> str:
     match = _VERSION.match(version)
     if match is None:
         raise ValueError(f"{version!r} is not a contract version such as {CONTRACT_VERSION!r}")
-    if match.group(1) != CONTRACT_VERSION:
+    if match.group(1) != CONTRACT_MAJOR:
         raise ValueError(
             f"{version!r} is major version {match.group(1)} of the contract; this reader knows version "
-            f"{CONTRACT_VERSION} only: upgrade gitops-infra to read it"
+            f"{CONTRACT_MAJOR} only: upgrade gitops-infra to read it"
         )
     return version
 
@@ -135,10 +157,16 @@ class EnvironmentContract(Environment):
         str,
         AfterValidator(_known_major),
         Field(description="The contract version the data follow; a reader refuses another major version."),
-        WithJsonSchema({"type": "string", "pattern": rf"^{CONTRACT_VERSION}(\.[0-9]+)?$"}),
+        WithJsonSchema({"type": "string", "pattern": rf"^{CONTRACT_MAJOR}(\.[0-9]+)?$"}),
     ]
     ingress_enabled: _Flag = True
     network_policies_enforced: _Flag = False
+    # Absent, not null, when there is none: ConfigMap data hold strings only.
+    cluster_secret_store: Annotated[
+        str | None,
+        Field(pattern=DNS_LABEL_PATTERN),
+        WithJsonSchema({"type": "string", "pattern": DNS_LABEL_PATTERN}),
+    ] = None
 
 
 def contract_schema() -> dict[str, Any]:
@@ -149,6 +177,8 @@ def contract_schema() -> dict[str, Any]:
     for key, prop in schema["properties"].items():
         prop.pop("title", None)  # "Basedomain": the descriptions say it better
         prop.setdefault("description", described[key])
+        if "default" in prop and prop["default"] is None:
+            del prop["default"]  # an optional key is absent, never null
         if isinstance(prop.get("default"), bool):
             prop["default"] = str(prop["default"]).lower()  # as written: ConfigMap data are strings
     return {
@@ -166,7 +196,8 @@ def contract_schema() -> dict[str, Any]:
 def environment_data(environment: Environment) -> dict[str, str]:
     """The ConfigMap ``data`` for ``environment``: its contract version, camelCase keys, string values."""
     data: dict[str, str] = {CONTRACT_VERSION_KEY: CONTRACT_VERSION}
-    for key, value in environment.model_dump(by_alias=True).items():
+    # An optional key without a value is absent, not "None": the data say only what the platform provides.
+    for key, value in environment.model_dump(by_alias=True, exclude_none=True).items():
         data[key] = str(value).lower() if isinstance(value, bool) else str(value)
     return data
 
@@ -177,9 +208,10 @@ CONTRACT_KEYS: tuple[str, ...] = tuple(
 """Every key of the contract, as written in the ConfigMap."""
 
 
-def _newer_minor(version: Any) -> bool:
+def _minor(version: Any) -> int | None:
+    """The minor version of ``version`` when it is of this reader's major version, else ``None``."""
     match = _VERSION.match(version) if isinstance(version, str) else None
-    return match is not None and match.group(1) == CONTRACT_VERSION and int(match.group(2) or 0) > 0
+    return int(match.group(2) or 0) if match is not None and match.group(1) == CONTRACT_MAJOR else None
 
 
 def parse_environment(data: Mapping[str, str]) -> Environment:
@@ -189,13 +221,24 @@ def parse_environment(data: Mapping[str, str]) -> Environment:
     version whose major version this reader does not know.
     """
     values = dict(data)
-    if _newer_minor(values.get(CONTRACT_VERSION_KEY)):
+    minor = _minor(values.get(CONTRACT_VERSION_KEY))
+    if minor is not None and minor > CONTRACT_MINOR:
         # A newer minor version only adds keys: read the ones this version knows.
         values = {key: value for key, value in values.items() if key in CONTRACT_KEYS}
+    # An older minor version had no key added since: one there is not what its writer meant.
+    too_new = (
+        [] if minor is None else sorted(k for k, since in _ADDED_IN.items() if k in values and since > minor)
+    )
+    problems = [
+        f"{key}: not a key of contract version {values[CONTRACT_VERSION_KEY]} (added in "
+        f"{CONTRACT_MAJOR}.{_ADDED_IN[key]})"
+        for key in too_new
+    ]
     try:
-        contract = EnvironmentContract.model_validate(values)
+        contract = EnvironmentContract.model_validate({k: v for k, v in values.items() if k not in too_new})
     except ValidationError as exc:
-        problems = [f"{_where(error['loc'])}: {_message(error)}" for error in exc.errors()]
+        problems += [f"{_where(error['loc'])}: {_message(error)}" for error in exc.errors()]
+    if problems:
         raise EnvironmentContractError(problems) from None
     return Environment.model_validate(contract.model_dump(exclude={"contract_version"}))
 

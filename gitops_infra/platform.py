@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 
 from gitops_infra._lazy import sdk
 from gitops_infra._platform.credentials import held_auth
-from gitops_infra._platform.secrets import sealed_secrets
+from gitops_infra._platform.secrets import external_secrets, sealed_secrets
 from gitops_infra._platform.tenants import tenant_keys, tenant_outputs, tenants_of
 from gitops_infra.components._kubernetes import kubernetes_provider
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS, DeployKey, DeployKeyArgs
@@ -30,6 +30,7 @@ from gitops_infra.components.eks_cluster import (
     NodeGroupArgs,
 )
 from gitops_infra.components.environment import EnvironmentConfig, EnvironmentConfigArgs
+from gitops_infra.components.external_secrets import ExternalSecrets
 from gitops_infra.components.fleet_repository import FleetRepository, FleetRepositoryArgs
 from gitops_infra.components.flux import (
     FluxBootstrap,
@@ -80,6 +81,8 @@ class Platform:
     """One per tenant of the config, in its order."""
     sealed_secrets: SealedSecrets | None = None
     """The Sealed Secrets controller and its keys, when ``secrets.sealedSecrets`` is enabled."""
+    external_secrets: ExternalSecrets | None = None
+    """The External Secrets controller's role and its store, when ``secrets.externalSecrets`` is enabled."""
 
     def outputs(self) -> dict[str, pulumi.Input[object]]:
         """The stack outputs, by their exported names (the kubeconfig stays secret).
@@ -217,15 +220,18 @@ def _notifications(config: StackConfig) -> NotificationArgs | None:
     )
 
 
+def _aws_tags(config: StackConfig) -> dict[str, str]:
+    # `environment` and `owner` are on every AWS resource (the policy pack requires them); config
+    # validation guarantees `owner`, and the environment's own name wins over a stray tag.
+    return {**config.tags, ENVIRONMENT_TAG: config.environment.name}
+
+
 def _cluster(
     config: StackConfig, name: str, opts: pulumi.ResourceOptions
 ) -> tuple[EksCluster | None, k8s.Provider]:
     """The EKS cluster and its provider, or only a provider for the cluster the kubeconfig names."""
     if isinstance(config.cluster, ClusterSpec):
-        # `environment` and `owner` are on every AWS resource (the policy pack requires them); config
-        # validation guarantees `owner`, and the environment's own name wins over a stray tag.
-        tags = {**config.tags, ENVIRONMENT_TAG: config.environment.name}
-        cluster = EksCluster(name, _cluster_args(config, config.cluster, tags), opts=opts)
+        cluster = EksCluster(name, _cluster_args(config, config.cluster, _aws_tags(config)), opts=opts)
         return cluster, cluster.provider
     assert config.secrets.kubeconfig is not None  # config validation requires it for an existing cluster
     return None, kubernetes_provider(f"{name}-k8s", config.secrets.kubeconfig, opts)
@@ -271,6 +277,8 @@ def _github(
             create=git.create_repository.visibility if git.create_repository is not None else None,
             # Only the tenants that sync from the fleet: a repository of a tenant's own is its own.
             tenants={t.name: t.fleet_path for t in config.tenants if t.fleet_path is not None},
+            secret_store=config.environment.cluster_secret_store,
+            secret_prefix=config.secret_providers.external_secrets.secret_prefix,
         ),
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[provider])),
     )
@@ -362,4 +370,5 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         fleet_repository=fleet,
         tenants=tenants,
         sealed_secrets=sealed_secrets(config, name, on_cluster),
+        external_secrets=external_secrets(config, name, on_cluster, cluster, _aws_tags(config)),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gitops_infra.contract import CONTRACT_KEYS
+from gitops_infra.contract import CLUSTER_SECRET_STORE_KEY, CONTRACT_KEYS
 from gitops_infra.defaults import TENANT_PATH_TEMPLATE
 
 TENANTS_README = TENANT_PATH_TEMPLATE.partition("{")[0] + "README.md"
@@ -70,7 +70,8 @@ here is left as it is: your manifests stay in git, and come back if the tenant i
 
 def tenant_readme() -> str:
     """The layout's README (``tenants/README.md``)."""
-    variables = ", ".join(f"`${{{key}}}`" for key in CONTRACT_KEYS)
+    # The store is there only when External Secrets is on: the fleet's README names it then.
+    variables = ", ".join(f"`${{{key}}}`" for key in CONTRACT_KEYS if key != CLUSTER_SECRET_STORE_KEY)
     return _README.format(variables=variables)
 
 

@@ -2,13 +2,16 @@
 
 For component ``<n>`` the platform makes:
 
-- the IAM role ``<n>-role`` that the controller's ServiceAccount takes through EKS Pod Identity (trust:
-  ``pods.eks.amazonaws.com``), with the inline policy ``<n>-read``: read (``GetSecretValue``,
-  ``DescribeSecret``, ``ListSecretVersionIds``, ``GetResourcePolicy``) only the secrets whose names start
-  with ``secret_prefix``, in ``region`` (:func:`~gitops_infra.checks.secrets_arn`), and ``kms:Decrypt`` on
-  ``kms_key_arn`` through Secrets Manager alone, when the secrets are encrypted with a key of the stack's.
-  No ``secretsmanager:ListSecrets``: it cannot be scoped to a prefix, so an ``ExternalSecret``'s
-  ``dataFrom.find`` is refused, and a ``remoteRef.key`` names each secret;
+- with ``iam_role`` (the default), the IAM role ``<n>-role`` that the controller's ServiceAccount takes
+  through EKS Pod Identity (trust: ``pods.eks.amazonaws.com``), with the inline policy ``<n>-read``:
+  read (``GetSecretValue``, ``DescribeSecret``, ``ListSecretVersionIds``, ``GetResourcePolicy``) only
+  the secrets whose names start with ``secret_prefix``, in ``region``
+  (:func:`~gitops_infra.checks.secrets_arn`), and ``kms:Decrypt`` on ``kms_key_arn`` through Secrets
+  Manager alone, when the secrets are encrypted with a key of the stack's. No
+  ``secretsmanager:ListSecrets``: it cannot be scoped to a prefix, so an ``ExternalSecret``'s
+  ``dataFrom.find`` is refused, and a ``remoteRef.key`` names each secret. Without ``iam_role``, no AWS
+  resource at all: the controller's credentials come from its environment (a cluster outside AWS, the
+  local cluster against moto);
 - with ``cluster_name``, the ``aws.eks.PodIdentityAssociation`` ``<n>-identity`` of that role with the
   ServiceAccount, and with ``pod_identity_agent`` the cluster's ``eks-pod-identity-agent`` add-on
   (``<n>-pod-identity-agent``), which a cluster the platform made lacks; on a cluster you run it is
@@ -47,6 +50,7 @@ from gitops_infra import checks
 from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems
 from gitops_infra.components.flux._custom_resource import custom_resource
+from gitops_infra.defaults import CLUSTER_SECRET_STORE, EXTERNAL_SECRETS_NAMESPACE
 
 if TYPE_CHECKING:
     import pulumi_aws as aws
@@ -80,9 +84,12 @@ CHART = "external-secrets"
 CHART_REPOSITORY = "https://charts.external-secrets.io"
 RELEASE_NAME = "external-secrets"
 RELEASE_TIMEOUT_SECONDS = 600
-DEFAULT_NAMESPACE = "external-secrets"
+DEFAULT_NAMESPACE = EXTERNAL_SECRETS_NAMESPACE
 DEFAULT_SERVICE_ACCOUNT = "external-secrets"
-DEFAULT_STORE_NAME = "aws-secrets-manager"
+DEFAULT_STORE_NAME = CLUSTER_SECRET_STORE
+UNKNOWN_ACCOUNT = "<account>"
+"""The account in the policy's ARN while the deploying identity is not known: under mocks (the offline
+plan answers no function), never in a deployment, where the AWS provider's identity always answers."""
 POD_IDENTITY_AGENT = "eks-pod-identity-agent"
 """The EKS add-on that hands pods the role their ServiceAccount is associated with."""
 POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
@@ -101,8 +108,9 @@ class ExternalSecretsArgs:
 
     ``secret_prefix`` is plain text, checked here: the role's whole scope follows from it, so it is never
     left to a value known only at deploy time. ``account_id`` is the secrets' account (by default the
-    deploying one). ``namespace``, ``service_account`` and ``store_name`` name objects, so they are plain
-    text too. ``tags`` go on the AWS resources.
+    deploying one). ``iam_role=False`` makes no AWS resource (and so takes no ``cluster_name``): the
+    controller then reads with the credentials of its environment. ``namespace``, ``service_account`` and
+    ``store_name`` name objects, so they are plain text too. ``tags`` go on the AWS resources.
     """
 
     region: pulumi.Input[str]
@@ -111,6 +119,7 @@ class ExternalSecretsArgs:
     pod_identity_agent: bool = False
     kms_key_arn: pulumi.Input[str] | None = None
     account_id: pulumi.Input[str] | None = None
+    iam_role: bool = True
     install: bool = True
     chart_version: str = CHART_VERSION
     namespace: str = DEFAULT_NAMESPACE
@@ -122,6 +131,11 @@ class ExternalSecretsArgs:
         problems = Problems("ExternalSecretsArgs")
         problems.gate("region", checks.aws_region_problem, self.region)
         problems.gate("secret_prefix", checks.secret_prefix_problem, self.secret_prefix)
+        problems.check(
+            self.iam_role or self.cluster_name is None,
+            "cluster_name",
+            "needs iam_role: the association hands the controller that role",
+        )
         problems.check(
             self.cluster_name is not None or not self.pod_identity_agent,
             "pod_identity_agent",
@@ -205,8 +219,9 @@ def store_manifest(name: str, region: pulumi.Input[str]) -> dict[str, Any]:
 class ExternalSecrets(pulumi.ComponentResource):
     """The controller's role and its Pod Identity association, the controller, and the store."""
 
-    role: aws.iam.Role
-    policy: pulumi.Output[str]
+    role: aws.iam.Role | None
+    """The controller's role (``None`` without ``iam_role``)."""
+    policy: pulumi.Output[str] | None
     """The role's policy document (JSON)."""
     store_name: pulumi.Output[str]
     """The ``ClusterSecretStore`` app teams reference."""
@@ -218,25 +233,10 @@ class ExternalSecrets(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(args.tags)
 
-        account: pulumi.Input[str] = (
-            args.account_id
-            if args.account_id is not None
-            else aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
-        )
-        self.policy = pulumi.Output.all(args.region, account, args.kms_key_arn).apply(
-            lambda values: json.dumps(read_policy(values[0], values[1], args.secret_prefix, values[2]))
-        )
-        self.role = aws.iam.Role(
-            f"{name}-role",
-            assume_role_policy=_trust_policy(),
-            description="External Secrets Operator: reads the stack's secrets from AWS Secrets Manager",
-            tags=tags,
-            opts=child,
-        )
-        aws.iam.RolePolicy(f"{name}-read", role=self.role.id, policy=self.policy, opts=child)
+        self.role, self.policy = (None, None) if not args.iam_role else self._role(name, args, tags)
 
         installed_after: list[pulumi.Resource] = []
-        if args.cluster_name is not None:
+        if self.role is not None and args.cluster_name is not None:
             if args.pod_identity_agent:
                 installed_after.append(
                     aws.eks.Addon(
@@ -287,5 +287,36 @@ class ExternalSecrets(pulumi.ComponentResource):
         # Known once the store exists: what depends on the name (the contract) waits for it.
         self.store_name = pulumi.Output.all(store.id, args.store_name).apply(lambda values: str(values[1]))
         self.register_outputs(
-            {"role_arn": self.role.arn, "policy": self.policy, "store_name": self.store_name}
+            {
+                "role_arn": self.role.arn if self.role is not None else None,
+                "policy": self.policy,
+                "store_name": self.store_name,
+            }
         )
+
+    def _role(
+        self, name: str, args: ExternalSecretsArgs, tags: dict[str, pulumi.Input[str]]
+    ) -> tuple[aws.iam.Role, pulumi.Output[str]]:
+        """The controller's role and its policy document."""
+        child = pulumi.ResourceOptions(parent=self)
+        account: pulumi.Input[str] = (
+            args.account_id
+            if args.account_id is not None
+            else aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        )
+        # Offline the identity answers nothing: the ARN then says so, rather than "None", and the rest of
+        # the document (its prefix, what the policy check reads) is still there to check.
+        policy = pulumi.Output.all(args.region, account, args.kms_key_arn).apply(
+            lambda values: json.dumps(
+                read_policy(values[0], values[1] or UNKNOWN_ACCOUNT, args.secret_prefix, values[2])
+            )
+        )
+        role = aws.iam.Role(
+            f"{name}-role",
+            assume_role_policy=_trust_policy(),
+            description="External Secrets Operator: reads the stack's secrets from AWS Secrets Manager",
+            tags=tags,
+            opts=child,
+        )
+        aws.iam.RolePolicy(f"{name}-read", role=role.id, policy=policy, opts=child)
+        return role, policy

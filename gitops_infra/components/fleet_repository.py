@@ -43,7 +43,7 @@ from gitops_infra import checks
 from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems
 from gitops_infra.components._tenant_scaffold import TENANTS_README, tenant_files
-from gitops_infra.contract import CONTRACT_KEYS
+from gitops_infra.contract import CLUSTER_SECRET_STORE_KEY, CONTRACT_KEYS
 from gitops_infra.defaults import RepositoryVisibility
 
 if TYPE_CHECKING:
@@ -90,12 +90,19 @@ class FleetRepositoryArgs:
     tenants: Mapping[str, str] = field(default_factory=dict)
     """The tenants that sync from this repository, by name: the path of each (``tenants/<name>`` by
     default). With ``scaffold``, each path gets a starter file, and ``tenants/`` its README."""
+    secret_store: str | None = None
+    """The ClusterSecretStore the platform makes (the contract's ``clusterSecretStore``), when External
+    Secrets is on: the README then says how an app team reads a secret through it."""
+    secret_prefix: str | None = None
+    """The prefix of the secret names that store may read, for the README's example."""
 
     def __post_init__(self) -> None:
         problems = Problems("FleetRepositoryArgs")
         problems.gate("repository", checks.repository_name_problem, self.repository)
         problems.gate("path", checks.relative_path_problem, self.path)
         problems.gate("branch", checks.branch_problem, self.branch)
+        if self.secret_store is not None:
+            problems.gate("secret_store", checks.dns_label_problem, self.secret_store)
         for tenant, path in self.tenants.items():
             problems.gate(f"tenants[{tenant!r}]", checks.dns_label_problem, tenant)
             problems.gate(f"tenants[{tenant!r}]", checks.relative_path_problem, path)
@@ -109,13 +116,46 @@ class FleetRepositoryArgs:
         problems.raise_if_any()
 
 
+_EXTERNAL_SECRETS = """
+## Secrets from AWS Secrets Manager (External Secrets)
+
+The platform runs External Secrets, with the ClusterSecretStore `{store}` (the contract's
+`clusterSecretStore`: `${{clusterSecretStore}}` where Flux substitutes the contract, or the `environment`
+ConfigMap's key). Keep the value in Secrets Manager, named under `{prefix}` (the store can read nothing
+else), and commit only the reference:
+
+```yaml
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {{name: db, namespace: "${{serviceNamespace}}"}}
+spec:
+  refreshInterval: 1h
+  secretStoreRef: {{kind: ClusterSecretStore, name: "${{clusterSecretStore}}"}}
+  target: {{name: db}}
+  data:
+    - secretKey: password
+      remoteRef: {{key: {prefix}shop/db, property: password}}
+```
+
+The controller makes the Secret `db` and updates it within `refreshInterval` of a new value. Name each
+secret with `remoteRef.key`: `dataFrom.find` needs a listing the store is not allowed.
+"""
+
+
 def scaffold_files(
-    path: str, environment: str | None = None, tenants: Mapping[str, str] | None = None
+    path: str,
+    environment: str | None = None,
+    tenants: Mapping[str, str] | None = None,
+    secret_store: str | None = None,
+    secret_prefix: str | None = None,
 ) -> dict[str, str]:
     """The starter files for ``path``, and the ``tenants/`` layout for ``tenants`` (a path by tenant name),
-    by their path in the repository."""
+    by their path in the repository. With ``secret_store``, the README says how to read a secret
+    through it (one named under ``secret_prefix``, by default ``<environment>/``)."""
     path = path.strip("/")
-    variables = ", ".join(f"`${{{key}}}`" for key in CONTRACT_KEYS)
+    # The store is in the contract only when External Secrets is on.
+    keys = [key for key in CONTRACT_KEYS if key != CLUSTER_SECRET_STORE_KEY or secret_store is not None]
+    variables = ", ".join(f"`${{{key}}}`" for key in keys)
     target = f"the {environment} cluster" if environment else "its cluster"
     readme = (
         f"# {path}\n\n"
@@ -129,6 +169,9 @@ def scaffold_files(
         "leave it alone.\n\n"
         "gitops-infra created these two files once and never changes them again: they are yours.\n"
     )
+    if secret_store is not None:
+        prefix = secret_prefix if secret_prefix is not None else f"{environment or '<environment>'}/"
+        readme += _EXTERNAL_SECRETS.format(store=secret_store, prefix=prefix)
     kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
     files = {f"{path}/{SCAFFOLD_KUSTOMIZATION}": kustomization, f"{path}/{SCAFFOLD_README}": readme}
     for file, content in tenant_files(tenants or {}).items():
@@ -185,7 +228,10 @@ class FleetRepository(pulumi.ComponentResource):
         self.repository_name = repository_name
         self.files = []
         if args.scaffold:
-            for file, content in scaffold_files(args.path, args.environment, args.tenants).items():
+            files = scaffold_files(
+                args.path, args.environment, args.tenants, args.secret_store, args.secret_prefix
+            )
+            for file, content in files.items():
                 # Each directory's own: a tenant's file is told from the team's edits as the path's is.
                 message = COMMIT_MESSAGE.format(path=posixpath.dirname(file))
                 found = self._last_commit_message(args, file)

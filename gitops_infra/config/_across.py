@@ -80,6 +80,34 @@ def problems_across_sections(
         )
     if tenants and environment is not None and flux is not None and git is not None:
         problems.extend(_tenant_problems(tenants, environment, flux, git, secret_providers))
+    problems.extend(_secret_store_problems(environment, cluster, secret_providers))
+    return problems
+
+
+def _secret_store_problems(
+    environment: Environment | None,
+    cluster: ClusterSpec | ExistingClusterSpec | None,
+    secret_providers: SecretsSpec | None,
+) -> list[str]:
+    """The store's name is the platform's to write into the contract, and a cluster the platform makes
+    reads Secrets Manager through the role it makes."""
+    problems = []
+    if environment is not None and environment.cluster_secret_store is not None:
+        problems.append(
+            f"{PROJECT}:environment.clusterSecretStore: written by the platform, from "
+            "secrets.externalSecrets.clusterSecretStore when externalSecrets is enabled: remove it here"
+        )
+    external = secret_providers.external_secrets if secret_providers is not None else None
+    if (
+        external is not None
+        and external.enabled
+        and not external.iam_role
+        and isinstance(cluster, ClusterSpec)
+    ):
+        problems.append(
+            f"{PROJECT}:secrets.externalSecrets.iamRole: false only with cluster.existing; the cluster the "
+            "platform makes reads Secrets Manager through the role it makes"
+        )
     return problems
 
 

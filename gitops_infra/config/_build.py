@@ -209,6 +209,11 @@ def build(
         sections["secrets"] = with_stack_defaults(
             secret_providers, environment=environment.name, aws_region=aws_region
         )
+        external = secret_providers.external_secrets
+        if external.enabled:  # the contract names the store app teams reference
+            sections["environment"] = environment.model_copy(
+                update={"cluster_secret_store": external.cluster_secret_store}
+            )
     return StackConfig(
         stack=stack,
         secrets=secrets,

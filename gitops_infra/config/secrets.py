@@ -82,7 +82,9 @@ class ExternalSecretsSpec(ConfigModel):
 
     ``region`` defaults to ``aws:region`` (one of the two is required when enabled); ``secretPrefix`` to
     ``<environment>/``. ``kmsKeyArn``, when the secrets are encrypted with a key of your own, is the one
-    key the role may decrypt with.
+    key the role may decrypt with. ``iamRole: false`` (only with ``cluster.existing``) makes no IAM role:
+    the controller reads with the credentials of its environment, on a cluster outside AWS (the local
+    stack, against moto).
     """
 
     enabled: StrictBool = False
@@ -91,6 +93,7 @@ class ExternalSecretsSpec(ConfigModel):
     secret_prefix: Annotated[str, gate(checks.secret_prefix_problem)] | None = None
     kms_key_arn: Annotated[str, gate(checks.kms_key_arn_problem)] | None = None
     cluster_secret_store: DnsLabel = defaults.CLUSTER_SECRET_STORE
+    iam_role: StrictBool = True
 
 
 class SecretsSpec(ConfigModel):

@@ -1,7 +1,8 @@
 """External Secrets Operator on the local cluster, against moto's server as AWS Secrets Manager: the store
 the platform makes (``store_manifest``) is Ready, an ``ExternalSecret`` becomes a Secret with moto's value,
 and a new value in Secrets Manager reaches the Secret within its refresh interval. Made by hand, not by a
-stack: the stack config that turns External Secrets on is not wired yet."""
+stack: the controller alone, with a key it does not find (``test_external_secrets_stack.py`` is the same
+through the stack config, the contract and the fleet)."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from gitops_infra import checks
 from gitops_infra.automation import StackOptions, destroy, detect_drift, history, rollback_to_commit, up
 from gitops_infra.cli import main
 from gitops_infra.components.flux import FLUX_SECRET_NAME, FLUX_SYNC_NAME
+from gitops_infra.contract import CONTRACT_VERSION
 from gitops_infra.errors import OperationFailedError
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
@@ -105,7 +106,7 @@ def test_up_creates_flux_sync_objects_secret_and_contract(
     assert kustomization["spec"]["prune"] is True
     assert kustomization["spec"]["deletionPolicy"] == "WaitForTermination"
     contract = {
-        "contractVersion": "1",
+        "contractVersion": CONTRACT_VERSION,
         "name": "local",
         "baseDomain": "local.example.com",
         "serviceNamespace": local_stack.service_namespace,

@@ -15,7 +15,13 @@ import yaml
 from click.testing import CliRunner
 
 from gitops_infra.cli import EXIT_ERROR, EXIT_OK, main
-from gitops_infra.contract import Environment, check_contract, contract_schema, environment_data
+from gitops_infra.contract import (
+    CONTRACT_VERSION,
+    Environment,
+    check_contract,
+    contract_schema,
+    environment_data,
+)
 
 ENV = Environment(name="dev", base_domain="dev.example.com", service_namespace="apps")
 DATA = environment_data(ENV)
@@ -119,7 +125,7 @@ def test_check_command_exits_0_when_the_contract_holds_and_1_when_not(tmp_path: 
     good.write_text(yaml.safe_dump(configmap(DATA)))
     result = CliRunner().invoke(main, ["contract", "check", str(good)])
     assert result.exit_code == EXIT_OK
-    holds = "holds contract 1 (environment dev, baseDomain dev.example.com)"
+    holds = f"holds contract {CONTRACT_VERSION} (environment dev, baseDomain dev.example.com)"
     assert result.stdout == f"{good}: ConfigMap apps/environment: {holds}\n"
     bad = yaml.safe_dump(configmap(DATA | {"serviceNamespace": "Apps"}))
     result = CliRunner().invoke(main, ["contract", "check", "-", "--json"], input=bad)

@@ -36,7 +36,7 @@ ENV = Environment(
 
 def test_data_is_strings_with_camel_case_keys() -> None:
     assert environment_data(ENV) == {
-        "contractVersion": "1",
+        "contractVersion": "1.1",
         "name": "dev",
         "baseDomain": "dev.example.com",
         "serviceNamespace": "apps",
@@ -93,7 +93,36 @@ def test_args_are_checked() -> None:
 
 
 def test_data_carry_the_contract_version() -> None:
-    assert environment_data(ENV)[CONTRACT_VERSION_KEY] == CONTRACT_VERSION == "1"
+    assert environment_data(ENV)[CONTRACT_VERSION_KEY] == CONTRACT_VERSION == "1.1"
+
+
+# -- 1.1: the store External Secrets reads through, a key added in a minor version -----------------------
+
+STORE = ENV.model_copy(update={"cluster_secret_store": "aws-secrets-manager"})
+
+
+def test_the_store_is_written_when_there_is_one_and_absent_otherwise() -> None:
+    assert environment_data(STORE)["clusterSecretStore"] == "aws-secrets-manager"
+    assert "clusterSecretStore" not in environment_data(ENV)  # absent, never "None"
+    assert parse_environment(environment_data(STORE)) == STORE
+
+
+def test_a_reader_reads_version_1_data_which_lack_the_store() -> None:
+    # What a platform before 1.1 wrote: still the same major version, and the store is optional.
+    old = environment_data(ENV) | {CONTRACT_VERSION_KEY: "1"}
+    assert parse_environment(old) == ENV
+    assert parse_environment(old | {CONTRACT_VERSION_KEY: "1.0"}) == ENV
+
+
+def test_version_1_data_may_not_hold_a_key_added_in_1_1() -> None:
+    with pytest.raises(EnvironmentContractError) as info:
+        parse_environment(environment_data(STORE) | {CONTRACT_VERSION_KEY: "1"})
+    assert info.value.problems == ("clusterSecretStore: not a key of contract version 1 (added in 1.1)",)
+
+
+def test_the_store_is_a_name() -> None:
+    with pytest.raises(EnvironmentContractError, match="clusterSecretStore: 'Not A Name' does not match"):
+        parse_environment(environment_data(STORE) | {"clusterSecretStore": "Not A Name"})
 
 
 @pytest.mark.parametrize("version", ["2", "2.0", "0"])
@@ -156,9 +185,11 @@ def test_the_schema_describes_the_data_as_written() -> None:
         "description": "Whether an ingress controller serves it.",
     }
     assert properties["contractVersion"]["pattern"] == r"^1(\.[0-9]+)?$"
+    assert "default" not in properties["clusterSecretStore"]  # absent when there is none, never null
+    assert "clusterSecretStore" not in schema["required"]
     assert all(prop["type"] == "string" and prop["description"] for prop in properties.values())
     # What the platform writes matches the schema's patterns and enums.
-    for key, value in environment_data(ENV).items():
+    for key, value in environment_data(ENV.model_copy(update={"cluster_secret_store": "store"})).items():
         prop = properties[key]
         assert re.match(prop.get("pattern", ".*"), value) and value in prop.get("enum", [value])
 

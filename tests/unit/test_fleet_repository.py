@@ -19,7 +19,7 @@ from gitops_infra.components.fleet_repository import (
     scaffold_files,
 )
 from gitops_infra.config import StackSecrets, load_config
-from gitops_infra.contract import CONTRACT_KEYS
+from gitops_infra.contract import CLUSTER_SECRET_STORE_KEY, CONTRACT_KEYS
 from gitops_infra.errors import ConfigError
 from gitops_infra.platform import build_platform
 
@@ -42,7 +42,9 @@ def test_the_scaffold_is_an_empty_kustomization_and_a_readme() -> None:
     }
     readme = files["clusters/dev/README.md"]
     assert readme.startswith("# clusters/dev\n") and "the dev cluster" in readme
-    assert all(f"${{{key}}}" in readme for key in CONTRACT_KEYS)
+    # Every key the contract always holds (the store only when External Secrets is on).
+    assert all(f"${{{key}}}" in readme for key in CONTRACT_KEYS if key != CLUSTER_SECRET_STORE_KEY)
+    assert CLUSTER_SECRET_STORE_KEY not in readme
     # Flux substitutes every ${...} under the path, strictly from kustomize-controller 1.9: say how not to.
     assert "$${VAR}" in readme and "kustomize.toolkit.fluxcd.io/substitute: disabled" in readme
 
@@ -244,7 +246,7 @@ def test_each_tenant_path_gets_an_empty_kustomization_and_tenants_a_readme() -> 
     for refused in ("another namespace", "cluster-scoped", "sourceRef.namespace", "remote base"):
         assert refused in readme, refused
     assert "`gitops-infra:tenants`" in readme
-    assert all(f"${{{key}}}" in readme for key in CONTRACT_KEYS)
+    assert all(f"${{{key}}}" in readme for key in CONTRACT_KEYS if key != CLUSTER_SECRET_STORE_KEY)
     # Without tenants, the scaffold is what it was.
     assert set(scaffold_files("clusters/dev", "dev", {})) == {KUSTOMIZATION_FILE, README}
 

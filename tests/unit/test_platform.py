@@ -104,6 +104,15 @@ def test_prod_differs_from_dev_in_exactly_these_resources(dev: Run[Platform], pr
             "kubernetes:core/v1:SecretPatch": 2,  # the SOPS age key, and the alert's webhook
             "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Provider": 1,
             "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Alert": 1,
+            # External Secrets: its role, the Pod Identity agent and association, the controller, the store.
+            "gitops-infra:index:ExternalSecrets": 1,
+            "aws:iam/role:Role": 1,
+            "aws:iam/rolePolicy:RolePolicy": 1,
+            "aws:eks/addon:Addon": 1,
+            "aws:eks/podIdentityAssociation:PodIdentityAssociation": 1,
+            "kubernetes:core/v1:Namespace": 1,
+            "kubernetes:helm.sh/v3:Release": 1,
+            "kubernetes:external-secrets.io/v1:ClusterSecretStore": 1,
         }
     )
 

@@ -18,6 +18,7 @@ pins which policies had something to check, so a change in that coverage is noti
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -189,7 +190,10 @@ def test_prod_writes_to_git_because_its_flux_runs_image_automation(stacks: dict[
 
 
 def _flux_release(resources: list[Resource]) -> Mapping[str, Any]:
-    (release,) = [props for t, _, props in resources if t in rules.HELM_RELEASE_TYPES]
+    # Flux's: prod installs External Secrets' chart too.
+    (release,) = [
+        props for t, _, props in resources if t in rules.HELM_RELEASE_TYPES and props["chart"] == "flux2"
+    ]
     return release
 
 
@@ -291,3 +295,24 @@ def test_the_tenant_policies_pass_what_the_tenant_component_makes_and_catch_what
         "gitops-dev-tenant-shop-shop-jobs-reconciler",
         "gitops-dev-tenant-shop-shop-reconciler",
     ]
+
+
+def test_prod_reads_only_its_own_secrets_and_a_widened_grant_is_refused(
+    stacks: dict[str, list[Resource]],
+) -> None:
+    # Prod enables externalSecrets: its controller's role reads the names under prod/, in its region.
+    prod = copy.deepcopy(stacks["prod"])
+    (policy_urn, policy) = next(
+        (urn, props) for t, urn, props in prod if t == "aws:iam/rolePolicy:RolePolicy" and "external" in urn
+    )
+    (statement,) = json.loads(policy["policy"])["Statement"]
+    # No account offline: the plan says so rather than "None" (the deploying identity fills it in).
+    assert statement["Resource"] == ["arn:aws:secretsmanager:eu-west-1:<account>:secret:prod/*"]
+    assert _violations(prod)[pack.IAM_SECRETS_READ_SCOPED] == []
+
+    # The same role, its grant widened by hand to every secret: the only mandatory finding, on it.
+    statement["Resource"] = ["arn:aws:secretsmanager:eu-west-1:<account>:secret:*"]
+    policy["policy"] = json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+    found = _mandatory(_violations(prod))
+    assert list(found) == [pack.IAM_SECRETS_READ_SCOPED]
+    assert [urn for urn, _ in found[pack.IAM_SECRETS_READ_SCOPED]] == [policy_urn]
