@@ -279,6 +279,7 @@ def _github(
             tenants={t.name: t.fleet_path for t in config.tenants if t.fleet_path is not None},
             secret_store=config.environment.cluster_secret_store,
             secret_prefix=config.secret_providers.external_secrets.secret_prefix,
+            sealed_secrets=config.secret_providers.sealed_secrets.enabled,
         ),
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[provider])),
     )

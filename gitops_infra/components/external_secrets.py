@@ -206,13 +206,19 @@ def chart_values(args: ExternalSecretsArgs) -> dict[str, Any]:
     }
 
 
-def store_manifest(name: str, region: pulumi.Input[str]) -> dict[str, Any]:
-    """The ``ClusterSecretStore``: Secrets Manager in ``region``, with the controller's own credentials."""
+def store_manifest(name: str, region: pulumi.Input[str], prefix: str) -> dict[str, Any]:
+    """The ``ClusterSecretStore``: Secrets Manager in ``region``, with the controller's own credentials.
+
+    The store puts ``prefix`` before every key it reads, as the role's policy allows only the names under
+    it: an ``ExternalSecret`` names a secret relative to the prefix and cannot name one outside it, even
+    where the credentials could read more (a cluster outside AWS, ``iam_role=False``). ESO applies it to
+    ``remoteRef.key`` only, not to ``dataFrom.find``, which the role is not allowed (no listing).
+    """
     return {
         "apiVersion": "external-secrets.io/v1",
         "kind": "ClusterSecretStore",
         "metadata": {"name": name},
-        "spec": {"provider": {"aws": {"service": "SecretsManager", "region": region}}},
+        "spec": {"provider": {"aws": {"service": "SecretsManager", "region": region, "prefix": prefix}}},
     }
 
 
@@ -281,7 +287,7 @@ class ExternalSecrets(pulumi.ComponentResource):
             )
         store = custom_resource(
             f"{name}-store",
-            store_manifest(args.store_name, args.region),
+            store_manifest(args.store_name, args.region, args.secret_prefix),
             pulumi.ResourceOptions(parent=self, depends_on=store_after),
         )
         # Known once the store exists: what depends on the name (the contract) waits for it.

@@ -95,6 +95,8 @@ class FleetRepositoryArgs:
     Secrets is on: the README then says how an app team reads a secret through it."""
     secret_prefix: str | None = None
     """The prefix of the secret names that store may read, for the README's example."""
+    sealed_secrets: bool = False
+    """Whether the platform runs Sealed Secrets: the README then says how to seal a Secret for git."""
 
     def __post_init__(self) -> None:
         problems = Problems("FleetRepositoryArgs")
@@ -121,8 +123,9 @@ _EXTERNAL_SECRETS = """
 
 The platform runs External Secrets, with the ClusterSecretStore `{store}` (the contract's
 `clusterSecretStore`: `${{clusterSecretStore}}` where Flux substitutes the contract, or the `environment`
-ConfigMap's key). Keep the value in Secrets Manager, named under `{prefix}` (the store can read nothing
-else), and commit only the reference:
+ConfigMap's key). Keep the value in Secrets Manager, named under `{prefix}`, and commit only the
+reference. The store reads only under `{prefix}`: `remoteRef.key` is the name after it (`shop/db` reads
+`{prefix}shop/db`), and a name outside it cannot be reached:
 
 ```yaml
 apiVersion: external-secrets.io/v1
@@ -134,11 +137,29 @@ spec:
   target: {{name: db}}
   data:
     - secretKey: password
-      remoteRef: {{key: {prefix}shop/db, property: password}}
+      remoteRef: {{key: shop/db, property: password}}
 ```
 
 The controller makes the Secret `db` and updates it within `refreshInterval` of a new value. Name each
 secret with `remoteRef.key`: `dataFrom.find` needs a listing the store is not allowed.
+"""
+
+
+_SEALED_SECRETS = """
+## Secrets sealed for git (Sealed Secrets)
+
+The platform runs the Sealed Secrets controller and owns its keys. Seal a Secret offline with the cluster's
+cert (public), and commit only the SealedSecret:
+
+```sh
+gitops-infra sealed-secrets cert STACK > cert.pem   # or: pulumi stack output sealedSecretsCert
+kubectl create secret generic db --namespace shop --from-literal=password=... --dry-run=client -o yaml \\
+  | kubeseal --cert cert.pem --format yaml > db.sealed.yaml
+```
+
+It opens only as that name in that namespace (kubeseal's strict scope). The keys outlive the cluster: what
+is sealed here opens again on a rebuilt one, and after a key rotation (re-seal with the new cert when
+convenient; the old keys still decrypt).
 """
 
 
@@ -148,10 +169,12 @@ def scaffold_files(
     tenants: Mapping[str, str] | None = None,
     secret_store: str | None = None,
     secret_prefix: str | None = None,
+    sealed_secrets: bool = False,
 ) -> dict[str, str]:
     """The starter files for ``path``, and the ``tenants/`` layout for ``tenants`` (a path by tenant name),
     by their path in the repository. With ``secret_store``, the README says how to read a secret
-    through it (one named under ``secret_prefix``, by default ``<environment>/``)."""
+    through it (one named under ``secret_prefix``, by default ``<environment>/``); with ``sealed_secrets``,
+    how to seal a Secret for git."""
     path = path.strip("/")
     # The store is in the contract only when External Secrets is on.
     keys = [key for key in CONTRACT_KEYS if key != CLUSTER_SECRET_STORE_KEY or secret_store is not None]
@@ -172,6 +195,8 @@ def scaffold_files(
     if secret_store is not None:
         prefix = secret_prefix if secret_prefix is not None else f"{environment or '<environment>'}/"
         readme += _EXTERNAL_SECRETS.format(store=secret_store, prefix=prefix)
+    if sealed_secrets:
+        readme += _SEALED_SECRETS
     kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
     files = {f"{path}/{SCAFFOLD_KUSTOMIZATION}": kustomization, f"{path}/{SCAFFOLD_README}": readme}
     for file, content in tenant_files(tenants or {}).items():
@@ -229,7 +254,12 @@ class FleetRepository(pulumi.ComponentResource):
         self.files = []
         if args.scaffold:
             files = scaffold_files(
-                args.path, args.environment, args.tenants, args.secret_store, args.secret_prefix
+                args.path,
+                args.environment,
+                args.tenants,
+                args.secret_store,
+                args.secret_prefix,
+                args.sealed_secrets,
             )
             for file, content in files.items():
                 # Each directory's own: a tenant's file is told from the team's edits as the path's is.

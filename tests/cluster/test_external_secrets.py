@@ -92,7 +92,7 @@ def test_an_external_secret_becomes_a_secret_with_the_value_from_secrets_manager
     manager.create_secret(Name="dev/shop/db", SecretString=json.dumps({"password": first}))
 
     objects.create_cluster_custom_object(
-        GROUP, VERSION, "clustersecretstores", store_manifest(STORE, eso.region)
+        GROUP, VERSION, "clustersecretstores", store_manifest(STORE, eso.region, "dev/")
     )
     wait_until(
         lambda: _conditions(api, "clustersecretstores", STORE).get("Ready", "").startswith("True"), "store"
@@ -100,7 +100,7 @@ def test_an_external_secret_becomes_a_secret_with_the_value_from_secrets_manager
 
     client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NAMESPACE)))
     objects.create_namespaced_custom_object(
-        GROUP, VERSION, NAMESPACE, "externalsecrets", _external_secret("db", "dev/shop/db")
+        GROUP, VERSION, NAMESPACE, "externalsecrets", _external_secret("db", "shop/db")
     )
     wait_until(lambda: _secret_value(api, "db") == first, "the Secret with the value in Secrets Manager")
 
@@ -110,7 +110,7 @@ def test_an_external_secret_becomes_a_secret_with_the_value_from_secrets_manager
 
     # A key Secrets Manager does not hold: the ExternalSecret says so, and no Secret is made.
     objects.create_namespaced_custom_object(
-        GROUP, VERSION, NAMESPACE, "externalsecrets", _external_secret("missing", "dev/shop/none")
+        GROUP, VERSION, NAMESPACE, "externalsecrets", _external_secret("missing", "shop/none")
     )
     wait_until(
         lambda: (

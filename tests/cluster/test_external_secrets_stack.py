@@ -1,7 +1,9 @@
 """External Secrets from the stack: the local stack with ``secrets.externalSecrets`` on makes the store and
 names it in the environment contract; an app team's ``ExternalSecret``, committed to the fleet against the
 name the contract gives, becomes a Secret with the value moto holds as AWS Secrets Manager, and follows a
-new value. The second act: a second ``up`` changes nothing, and the Secret stays.
+new value. A key outside the stack's prefix is refused by the store: it reads every key under the prefix,
+so the ExternalSecret names no secret outside it (moto holds one there), reports the error, and makes no
+Secret. The second act: a second ``up`` changes nothing, and the Secret stays.
 
 The local stack runs on a cluster outside AWS (``cluster.existing``, ``flux.install: external``): the harness
 runs the controller (:class:`~gitops_infra.local.ExternalSecretsController`, against moto), and the stack
@@ -114,9 +116,11 @@ def test_an_external_secret_against_the_contract_s_store_gets_moto_s_value_and_a
     )
     local_stack.commit("External Secrets on, reading moto")
     first, second = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
-    key = f"local/{local_stack.name}/db"  # under the stack's prefix, `<environment>/`
+    key = f"{local_stack.name}/db"  # after the stack's prefix, `<environment>/`: the store puts it first
+    outside, kept = f"other/{local_stack.name}/db", secrets.token_urlsafe(16)
     manager = eso.secrets_manager()
-    manager.create_secret(Name=key, SecretString=json.dumps({"password": first}))
+    manager.create_secret(Name=f"local/{key}", SecretString=json.dumps({"password": first}))
+    manager.create_secret(Name=outside, SecretString=json.dumps({"password": kept}))
 
     made = up("local", options=local_stack.options)
 
@@ -134,13 +138,29 @@ def test_an_external_secret_against_the_contract_s_store_gets_moto_s_value_and_a
     named = _contract_store(api, namespace)
     assert named == store
     fleet.commit(
-        {f"{local_stack.fleet_path}/db.yaml": _external_secret("db", namespace, named, key)},
-        "the shop's database password, from Secrets Manager",
+        {
+            f"{local_stack.fleet_path}/db.yaml": _external_secret("db", namespace, named, key),
+            f"{local_stack.fleet_path}/outside.yaml": _external_secret("outside", namespace, named, outside),
+        },
+        "the shop's database password, from Secrets Manager; and a name outside the stack's prefix",
     )
     wait_until(lambda: _value(api, "db", namespace) == first, "the Secret with moto's value")
+    # Outside the prefix: moto holds that name, but the store reads local/other/...: refused, no Secret.
+    wait_until(
+        lambda: any(
+            c["type"] == "Ready" and c["status"] == "False" and c.get("reason") == "SecretSyncedError"
+            for c in objects.get_namespaced_custom_object(
+                GROUP, VERSION, namespace, "externalsecrets", "outside"
+            )
+            .get("status", {})
+            .get("conditions", [])
+        ),
+        "the ExternalSecret outside the prefix refused",
+    )
+    assert _secret(api, "outside", namespace) is None
 
     # A new version in Secrets Manager reaches the Secret within its refresh interval (and the poll's).
-    manager.put_secret_value(SecretId=key, SecretString=json.dumps({"password": second}))
+    manager.put_secret_value(SecretId=f"local/{key}", SecretString=json.dumps({"password": second}))
     wait_until(lambda: _value(api, "db", namespace) == second, "the new value", timeout=10 * REFRESH_SECONDS)
     uid = _secret(api, "db", namespace).metadata.uid
 
@@ -164,4 +184,4 @@ def test_an_external_secret_against_the_contract_s_store_gets_moto_s_value_and_a
         "fleet history": _fleet_history(fleet),
         **logs,
     }
-    assert local_stack.secret_leaks([first, second], texts) == []
+    assert local_stack.secret_leaks([first, second, kept], texts) == []

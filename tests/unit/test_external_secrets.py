@@ -125,7 +125,9 @@ def test_the_store_reads_secrets_manager_in_the_region_with_the_controllers_cred
 ) -> None:
     store = platform_made.one(STORE)
     assert store.input("metadata.name") == "aws-secrets-manager"
-    assert store.input("spec") == {"provider": {"aws": {"service": "SecretsManager", "region": "eu-west-1"}}}
+    # Every key it reads is under the role's prefix: no ExternalSecret can name a secret outside it.
+    aws = {"service": "SecretsManager", "region": "eu-west-1", "prefix": "prod/"}
+    assert store.input("spec") == {"provider": {"aws": aws}}
     assert platform_made.one(RELEASE).urn in store.dependencies  # the chart brings its CRDs
 
 
@@ -216,7 +218,8 @@ def test_a_new_prefix_or_key_changes_only_the_policy_and_removing_the_key_drops_
     before = graph_of(args(kms_key_arn="arn:aws:kms:eu-west-1:111111111111:key/k1"))
     after = graph_of(args(secret_prefix="prod/v2/"))  # the key named no more
     changed = {r.type for r in after if r.custom and r.inputs != before.one(r.type, r.name).inputs}
-    assert changed == {ROLE_POLICY}  # the role, its association and the store stay as they are
+    assert changed == {ROLE_POLICY, STORE}  # the role and its association stay as they are
+    assert after.one(STORE).input("spec")["provider"]["aws"]["prefix"] == "prod/v2/"
     assert [s["Sid"] for s in policy_of(after)["Statement"]] == ["ReadStackSecrets"]
     assert policy_of(after)["Statement"][0]["Resource"] == [
         f"arn:aws:secretsmanager:eu-west-1:{ACCOUNT}:secret:prod/v2/*"

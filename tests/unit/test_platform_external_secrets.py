@@ -170,8 +170,19 @@ def test_the_scaffolded_readme_says_how_to_read_a_secret_through_the_store_only_
     on = _readme(platform(ON))
     assert "## Secrets from AWS Secrets Manager (External Secrets)" in on
     assert "ClusterSecretStore `team-secrets`" in on and "`${clusterSecretStore}`" in on
-    assert "remoteRef: {key: test/shop/db, property: password}" in on  # under the stack's prefix
+    assert "remoteRef: {key: shop/db, property: password}" in on  # the store puts the prefix before it
+    assert "`shop/db` reads\n`test/shop/db`" in on
     # Off, the README is what it was: no section, and no variable the contract does not define.
     off = _readme(platform(None))
     assert "External Secrets" not in off and "clusterSecretStore" not in off
     assert off == scaffold_files("clusters/test", "test")["clusters/test/README.md"]
+
+
+def test_the_scaffolded_readme_says_how_to_seal_a_secret_only_when_sealed_secrets_is_on() -> None:
+    on = _readme(platform({"sealedSecrets": {"enabled": True}}))
+    assert "## Secrets sealed for git (Sealed Secrets)" in on
+    assert "gitops-infra sealed-secrets cert STACK > cert.pem" in on and "kubeseal --cert cert.pem" in on
+    assert "External Secrets" not in on  # each provider's section only when it is on
+    both = _readme(platform({**ON, "sealedSecrets": {"enabled": True}}))
+    assert "(External Secrets)" in both and "(Sealed Secrets)" in both
+    assert "Sealed Secrets" not in _readme(platform(ON))
