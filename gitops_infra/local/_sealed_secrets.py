@@ -168,6 +168,9 @@ class SealedSecretsController(Harness):
             f"--listen-addr=127.0.0.1:{self.port}",
             f"--listen-metrics-addr=127.0.0.1:{free_port()}",
             "--key-renew-period=0",
+            # The platform makes the key Secrets: watched, a rotation's new key is registered as it is
+            # made, before the `up` that made it drops any other (Pulumi deletes last).
+            "--watch-for-secrets",
             *self.flags,
         ]
         process = self.processes.start(

@@ -231,10 +231,9 @@ def test_a_rotation_seals_with_the_new_key_and_what_the_old_one_sealed_still_ope
             for s in client.CoreV1Api(api).list_namespaced_secret(namespace, label_selector=KEY_LABEL).items
         )
         assert len(names) == 2, names
-        # A controller run outside the platform reads its keys when it starts (the chart's is restarted by
-        # the keys' annotation): this one is restarted as its operator would.
-        controller.restart()
-        assert controller.cert_pem() == second
+        # The controller watches the key Secrets (--watch-for-secrets): the new key is registered as the
+        # `up` makes it, no restart (the chart's controller is also restarted by the keys' annotation).
+        assert wait_until(lambda: controller.cert_pem() == second, "the new key registered", timeout=30)
 
         new_value = secrets.token_hex(16)
         new = seal(TOOLCHAIN, second, "after", apps, {"token": new_value})
