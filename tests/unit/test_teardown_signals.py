@@ -60,14 +60,22 @@ def run_engine(target, operation, work):
     )
 
 teardown.run_engine = run_engine
-with cancel_on_signals() as interruption:
-    try:
-        teardown.destroy("dev", options=StackOptions(work_dir=project), drain=False)
-    # A Ctrl-C sent to the whole group also stops the engine, which Pulumi's own handler ends at once here;
-    # when our handler runs after the engine has gone, it finds none to cancel and stops the work where it
-    # is (KeyboardInterrupt). Either way the signal is recorded and nothing is swept.
-    except (OperationFailedError, KeyboardInterrupt):
-        print(json.dumps({"swept": len(swept), "signal": interruption.signum}))
+failed = False
+try:
+    with cancel_on_signals() as interruption:
+        try:
+            teardown.destroy("dev", options=StackOptions(work_dir=project), drain=False)
+        # A Ctrl-C sent to the whole group also stops the engine, which Pulumi's own handler ends at once
+        # here; when our handler runs after the engine has gone, it finds none to cancel and stops the work
+        # where it is (KeyboardInterrupt). Either way the signal is recorded and nothing is swept.
+        except (OperationFailedError, KeyboardInterrupt):
+            failed = True
+# The watch thread stops the main thread from its own side: on a loaded machine the work may have ended
+# by then, and the interrupt comes as the block closes. The signal was recorded all the same.
+except KeyboardInterrupt:
+    pass
+if failed:
+    print(json.dumps({"swept": len(swept), "signal": interruption.signum}))
 """
 
 
