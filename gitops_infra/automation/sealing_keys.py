@@ -119,7 +119,7 @@ def generate_sealing_key(
     ``ArgumentError`` when ``rotation`` is longer than 64 characters or already has a pair (a rotation's
     key, once something is sealed with it, is never replaced: add a new rotation instead);
     ``ConfigError`` when the value there is not an object of pairs. Nothing is written then. Two at once
-    on the same stack take turns (a lock on the settings file's directory), so neither pair is lost.
+    on the same stack take turns (a lock on the project's directory), so neither pair is lost.
 
     Example::
 
@@ -192,11 +192,11 @@ def _path(problem: str) -> str:
 
 @contextmanager
 def _one_writer(target: StackTarget, operation: str) -> Iterator[None]:
-    """An exclusive ``flock`` on the directory of the stack's settings file, from the read of the value to
-    its write: two keygens at once would each add a pair to what it read, and the later write would drop
-    the earlier's pair, whose cert was already printed. The directory, not a file: the engine replaces
-    the settings file, and a lock file would be left behind."""
-    where = target.project.stack_settings_path(target.stack_name).parent
+    """An exclusive ``flock`` on the project's directory, from the read of the value to its write: two
+    keygens at once would each add a pair to what it read, and the later write would drop the earlier's
+    pair, whose cert was already printed. A directory that is always there (``stackConfigDir`` may not be
+    yet), not a file: the engine replaces the settings file, and a lock file would be left behind."""
+    where = target.project.path
     descriptor = os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         deadline = time.monotonic() + WRITER_WAIT
