@@ -23,9 +23,13 @@ Example::
 from __future__ import annotations
 
 import datetime
+import fcntl
 import json
 import os
 import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from pulumi import automation as auto
 
@@ -55,6 +59,8 @@ CERT_NAME = "sealed-secret"
 CERT_VALIDITY = datetime.timedelta(days=3650)
 """Ten years: the controller's own ``--key-ttl`` default."""
 MAX_ROTATION = 64
+WRITER_WAIT = 120.0
+"""Seconds a keygen waits for another one writing the same stack's value (each takes a second or two)."""
 CONFIG_KEY = f"gitops-infra:{SEALED_SECRETS_KEYS_KEY}"
 
 
@@ -112,7 +118,8 @@ def generate_sealing_key(
 
     ``ArgumentError`` when ``rotation`` is longer than 64 characters or already has a pair (a rotation's
     key, once something is sealed with it, is never replaced: add a new rotation instead);
-    ``ConfigError`` when the value there is not an object of pairs. Nothing is written then.
+    ``ConfigError`` when the value there is not an object of pairs. Nothing is written then. Two at once
+    on the same stack take turns (a lock on the project's directory), so neither pair is lost.
 
     Example::
 
@@ -124,6 +131,10 @@ def generate_sealing_key(
     operation = "sealed-secrets keygen"
 
     def work(pulumi_stack: auto.Stack, _events: EngineEvents) -> SealingKey:
+        with _one_writer(target, operation):
+            return add(pulumi_stack)
+
+    def add(pulumi_stack: auto.Stack) -> SealingKey:
         held = pulumi_stack.get_all_config().get(CONFIG_KEY)
         pairs: dict[str, dict[str, str]] = {}
         if held is not None:
@@ -177,6 +188,34 @@ def sealing_cert(stack: str, *, options: StackOptions | None = None) -> SealingC
 def _path(problem: str) -> str:
     """A problem of ``checks.parse_sealing_keys`` put after the key: ``[...]: ...`` as is, else ``: ...``."""
     return problem if problem.startswith("[") else f": {problem}"
+
+
+@contextmanager
+def _one_writer(target: StackTarget, operation: str) -> Iterator[None]:
+    """An exclusive ``flock`` on the project's directory, from the read of the value to its write: two
+    keygens at once would each add a pair to what it read, and the later write would drop the earlier's
+    pair, whose cert was already printed. A directory that is always there (``stackConfigDir`` may not be
+    yet), not a file: the engine replaces the settings file, and a lock file would be left behind."""
+    where = target.project.path
+    descriptor = os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        deadline = time.monotonic() + WRITER_WAIT
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise OperationFailedError(
+                        f"{operation} on stack {target.stack!r}: another keygen has been writing "
+                        f"{CONFIG_KEY} in {where} for {WRITER_WAIT:g} s; nothing was written",
+                        stack=target.stack,
+                        operation=operation,
+                    ) from None
+                time.sleep(0.1)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
 
 
 def _set_secret(target: StackTarget, operation: str, value: str) -> None:

@@ -107,7 +107,11 @@ def parse_sealing_keys(text: str) -> dict[str, tuple[str, str]]:
         raise ValueError(document)
     pairs: dict[str, tuple[str, str]] = {}
     for rotation, pair in document.items():
-        if not isinstance(pair, Mapping) or not all(isinstance(pair.get(f), str) for f in SEALING_KEY_FIELDS):
+        if (
+            not isinstance(pair, Mapping)
+            or set(pair) != set(SEALING_KEY_FIELDS)
+            or not all(isinstance(pair[f], str) for f in SEALING_KEY_FIELDS)
+        ):
             raise ValueError(f"[{rotation!r}]: must be an object with exactly cert and privateKey (PEM)")
         pairs[rotation] = (pair["cert"], pair["privateKey"])
     return pairs

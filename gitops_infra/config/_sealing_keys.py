@@ -63,8 +63,9 @@ def sealing_keys(
         if spec.enabled:
             problems.append(_missing())
         return {}
-    if not isinstance(plaintext, str):
-        # Offline, a value not known yet (an Output) or ciphertext (the plan's placeholder): read when it is.
+    if not isinstance(plaintext, str) or (plaintext == SECRET and pulumi.runtime.is_dry_run()):
+        # Offline, a value not known yet (an Output) or ciphertext: the stack file's form, or the program's
+        # under the plan's mocks, the placeholder itself (a value that is the marker is refused by an up).
         return {rotation: _pending(held, rotation) for rotation in spec.rotations}
     found = checks.sealing_keys_problems(plaintext, spec.rotations)
     problems.extend(f"{KEY}{problem}" for problem in found)

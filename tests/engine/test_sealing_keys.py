@@ -3,7 +3,9 @@ config value and never shown, a rotation added beside it, and each refusal chang
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 
 import pytest
 from click.testing import CliRunner
@@ -95,3 +97,37 @@ def test_cert_reads_the_stack_output_and_says_when_there_is_none(repo: FixtureRe
     assert code == EXIT_ERROR and "sealedSecretsCert" in stdout + stderr and "Traceback" not in stderr
     code, stdout, stderr = _cli(repo, "sealed-secrets", "cert", "no-such-stack")
     assert code == EXIT_ERROR and "no-such-stack" in stderr and "Traceback" not in stderr
+
+
+def test_two_keygens_at_once_each_keep_their_pair(repo: FixtureRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two terminals (or a person and a CI job) add a rotation each at the same time: both pairs are held.
+    Each keygen reads the value, adds its pair and writes it back; both reading before either writes
+    (forced here: each waits for the other once it has read) would drop the first writer's pair, whose
+    cert it had already printed."""
+    from gitops_infra.automation import sealing_keys
+
+    made = sealing_keys.new_sealing_key_pair
+    both_read = threading.Barrier(2)
+
+    def after_the_other_read() -> tuple[str, str]:
+        # With the read-to-write serialized the other never comes: go on alone after the wait.
+        with contextlib.suppress(threading.BrokenBarrierError):
+            both_read.wait(timeout=5)
+        return made()
+
+    monkeypatch.setattr(sealing_keys, "new_sealing_key_pair", after_the_other_read)
+    outcomes: dict[str, object] = {}
+
+    def keygen(rotation: str) -> None:
+        try:
+            outcomes[rotation] = generate_sealing_key("dev", rotation=rotation, options=repo.options)
+        except Exception as exc:  # collected for the assertion below
+            outcomes[rotation] = exc
+
+    threads = [threading.Thread(target=keygen, args=(rotation,)) for rotation in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(not isinstance(outcome, Exception) for outcome in outcomes.values()), outcomes
+    assert sorted(_pairs(repo)) == ["a", "b"]

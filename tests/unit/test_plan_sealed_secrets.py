@@ -42,3 +42,38 @@ def test_the_plan_shows_the_keys_as_secrets_the_controller_and_the_cert_output(t
     releases = [r for r in by_type["kubernetes:helm.sh/v3:Release"] if r["parent"] == component["urn"]]
     assert [r["inputs"]["chart"] for r in releases] == ["sealed-secrets"]
     assert "sealedSecretsCert" in plan["outputs"]
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        pytest.param(
+            {"gitops-infra:sealedSecretsKeys": {"secure": "v1:c2FsdA==:Y2lwaGVydGV4dA=="}}, id="encrypted"
+        ),
+        pytest.param({}, id="not in the file"),
+    ],
+)
+def test_the_plan_of_keys_held_in_the_config_plans_them_as_secrets(
+    tmp_path: Path, held: dict[str, object]
+) -> None:
+    """``keySource: config``: the plan cannot decrypt ``sealedSecretsKeys`` (or the pull request's file does
+    not hold it), so each pair is the placeholder, as any secret the plan cannot read."""
+    config = yaml.safe_load((REPO_ROOT / "Pulumi.dev.yaml").read_text())["config"]
+    sealed = {"enabled": True, "keySource": "config", "rotations": ["", "2027-01"]}
+    config["gitops-infra:secrets"] = {"sealedSecrets": sealed}
+    stack_project(tmp_path)
+    (tmp_path / "Pulumi.test.yaml").write_text(yaml.safe_dump({"config": {**config, **held}}))
+    result = CliRunner().invoke(main, ["plan", "test", "--cwd", str(tmp_path), "--json"])
+    assert result.exit_code == EXIT_OK, result.output
+    plan = json.loads(result.stdout)
+    assert not [
+        r
+        for r in plan["resources"]
+        if r["type"] == "tls:index/privateKey:PrivateKey" and "sealed" in r["name"]
+    ]
+    keys = [
+        r
+        for r in plan["resources"]
+        if r["type"] == "kubernetes:core/v1:Secret" and "sealed-secrets-key" in r["name"]
+    ]
+    assert len(keys) == 2 and all(r["inputs"]["stringData"] == SECRET for r in keys)

@@ -91,3 +91,10 @@ def test_each_pair_is_checked_by_its_path_and_no_value_is_quoted() -> None:
 def test_parse_refuses_a_pair_without_both_fields() -> None:
     with pytest.raises(ValueError, match=r"\['x'\]: must be an object"):
         checks.parse_sealing_keys(json.dumps({"x": {"cert": "c"}}))
+
+
+def test_parse_refuses_a_pair_with_more_than_both_fields() -> None:
+    """As the program's check does: keygen, which rewrites the value from what this reads, would
+    otherwise drop the field without a word."""
+    with pytest.raises(ValueError, match=r"\['x'\]: must be an object with exactly cert and privateKey"):
+        checks.parse_sealing_keys(json.dumps({"x": {"cert": "c", "privateKey": "k", "note": "n"}}))
