@@ -28,6 +28,7 @@ from ._cluster.sweep import AssumedRole, sweep  # boto3 itself loads only when a
 from ._engine.runner import EngineEvents, locked_error, run_engine
 from ._engine.streamed import message_flags, run_command
 from ._engine.work import preview_work, recorded
+from ._state.history import last_deployment
 from ._state.target import StackTarget
 from .options import StackOptions
 from .results.teardown import DestroyPreview, DestroyResult, DrainResult, SweepResult
@@ -312,6 +313,11 @@ def destroy(
     """
     target = StackTarget.resolve(stack, options)
     timeout = _checked_timeout(drain_timeout)
+    # Only what is protected is left (a destroy's second run): the engine would do nothing and record
+    # nothing, so neither is asked; the result says what is kept.
+    only_kept = _protected_only(_state_resources(target))
+    if preview_only and only_kept is not None:
+        return DestroyPreview(stack=stack, changes={}, steps=())
     if preview_only:
         planned = _drain_of(
             target, _cluster_state(target), drain=drain, timeout=timeout, on_drain=None, planned=True
@@ -336,14 +342,15 @@ def destroy(
             stack=stack,
         )
 
+    if only_kept is not None:
+        return _nothing_destroyed(target, only_kept)
     deployment = _cluster_state(target)
     drained = _drain_of(target, deployment, drain=drain, timeout=timeout, on_drain=on_drain, planned=False)
 
     def work(pulumi_stack: auto.Stack, events: EngineEvents) -> DestroyResult:
         streamed = run_command(pulumi_stack, events, "destroy", KEEP_PROTECTED, *message_flags(message))
-        return replace(
-            recorded(DestroyResult, target, pulumi_stack, streamed), kept=_protected(target, pulumi_stack)
-        )
+        kept = _protected(_state_resources(target, pulumi_stack))
+        return replace(recorded(DestroyResult, target, pulumi_stack, streamed), kept=kept)
 
     clusters = _eks_clusters(deployment)
     try:
@@ -357,15 +364,66 @@ def destroy(
     return replace(result, drain=drained, sweeps=_swept(clusters))
 
 
-def _protected(target: StackTarget, pulumi_stack: auto.Stack) -> tuple[str, ...]:
-    """The URNs of the protected resources left in the stack: a file backend's checkpoint says, without
-    another engine command."""
+def _state_resources(
+    target: StackTarget, pulumi_stack: auto.Stack | None = None
+) -> list[dict[str, Any]] | None:
+    """The stack's resources as its state holds them: a file backend's checkpoint says, without an engine
+    command; elsewhere the engine exports them, given ``pulumi_stack`` (else ``None``: not known here)."""
     files = target.file_backend()
-    found = files.protected_urns() if files is not None else None
-    if found is not None:
+    found = files.resources() if files is not None else None
+    if found is not None or pulumi_stack is None:
         return found
-    resources = (pulumi_stack.export_stack().deployment or {}).get("resources") or []
-    return tuple(str(r.get("urn")) for r in resources if isinstance(r, dict) and r.get("protect") is True)
+    return [
+        r
+        for r in (pulumi_stack.export_stack().deployment or {}).get("resources") or []
+        if isinstance(r, dict)
+    ]
+
+
+def kept_urns(resources: list[dict[str, Any]]) -> set[str]:
+    """What ``pulumi destroy --exclude-protected`` keeps: each protected resource and everything it depends
+    on, transitively (its parent, its provider, its dependencies), as the engine's ``getProtectedExcludes``
+    (``cmd/pulumi/operations/destroy.go``, Pulumi 3.274) reckons it."""
+    by_urn = {str(r.get("urn")): r for r in resources}
+    kept: set[str] = set()
+    todo: list[object] = [urn for urn, r in by_urn.items() if r.get("protect") is True]
+    while todo:
+        urn = str(todo.pop())
+        if urn in kept or urn not in by_urn:
+            continue
+        kept.add(urn)
+        resource = by_urn[urn]
+        provider = str(resource.get("provider") or "")
+        # A provider reference is "<urn>::<id>"; a URN holds "::" itself, so the id is cut at the last one.
+        todo += [resource.get("parent"), provider.rpartition("::")[0], resource.get("deletedWith")]
+        todo += list(resource.get("dependencies") or [])
+        for urns in (resource.get("propertyDependencies") or {}).values():
+            todo += list(urns or [])
+        todo = [u for u in todo if u]
+    return kept
+
+
+def _protected_only(resources: list[dict[str, Any]] | None) -> tuple[str, ...] | None:
+    """The protected URNs when they and what they depend on are all the stack holds (the engine then
+    destroys nothing and records nothing); ``None`` when there is something to destroy, or it cannot tell."""
+    if not resources:
+        return None
+    if len(kept_urns(resources)) < len(resources):
+        return None
+    return tuple(str(r.get("urn")) for r in resources if r.get("protect") is True)
+
+
+def _protected(resources: list[dict[str, Any]] | None) -> tuple[str, ...]:
+    """The URNs of the protected resources among ``resources``."""
+    return tuple(str(r.get("urn")) for r in resources or [] if r.get("protect") is True)
+
+
+def _nothing_destroyed(target: StackTarget, kept: tuple[str, ...]) -> DestroyResult:
+    """A destroy with only protected resources left: no change, the history as it was (its newest
+    version), and what is kept."""
+    latest = last_deployment(target)
+    version, commit = (latest.version, latest.commit) if latest is not None else (0, None)
+    return DestroyResult(stack=target.stack, changes={}, version=version, commit=commit, kept=kept)
 
 
 def _swept(clusters: tuple[_Made, ...]) -> tuple[SweepResult, ...]:

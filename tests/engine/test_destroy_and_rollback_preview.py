@@ -96,6 +96,30 @@ def test_destroy_keeps_what_is_protected_says_so_and_the_next_up_finds_it(repo: 
     assert code == EXIT_OK and f"Kept 1 protected:\n\n- `{_file_urn('a')}`" in stdout
 
 
+def test_a_destroy_with_only_protected_resources_left_changes_nothing_and_says_so(repo: FixtureRepo) -> None:
+    """The second run of a teardown (CI retrying it): the engine has nothing to delete and records nothing;
+    the result must not pass the last update off as this destroy."""
+    repo.raw_stack().set_config("fixture:protected", auto.ConfigValue('["a", "b"]'))
+    repo.commit("a and b are protected")
+    up("dev", options=repo.options)
+    before = len(history("dev", options=repo.options))
+
+    preview = destroy("dev", options=repo.options, preview_only=True)
+    assert (preview.changes, preview.steps) == ({}, ())
+    result = destroy("dev", options=repo.options)
+    assert result.changes == {} and set(result.kept) == {_file_urn("a"), _file_urn("b")}
+    assert len(history("dev", options=repo.options)) == before and repo.on_disk() == {"a": "one", "b": "two"}
+
+    code, stdout, _ = _cli(repo, "destroy", "dev", "--yes")
+    assert code == EXIT_OK and "Nothing to destroy on dev: only protected resources are left" in stdout
+    assert "Destroyed" not in stdout
+    code, stdout, _ = _cli(repo, "destroy", "dev", "--preview-only")
+    assert code == EXIT_OK, stdout
+    code, stdout, _ = _cli(repo, "destroy", "dev", "--yes", "--json")
+    document = json.loads(stdout)
+    assert code == EXIT_OK and document["changes"] == {} and len(document["kept"]) == 2
+
+
 def test_a_confirm_that_names_another_stack_destroys_nothing(repo: FixtureRepo) -> None:
     up("dev", options=repo.options)
     with pytest.raises(ConfirmationRequiredError, match="confirm names 'prod', but the stack to destroy"):

@@ -171,18 +171,17 @@ class FileBackendStack:
         except (OSError, ValueError, EOFError, AttributeError, gzip.BadGzipFile):
             return None
 
-    def protected_urns(self) -> tuple[str, ...] | None:
-        """The URNs of the checkpoint's protected resources (Pulumi's ``protect``), in its order; ``None``
-        when it cannot be read here."""
+    def resources(self) -> list[dict[str, Any]] | None:
+        """The checkpoint's resources, as the engine wrote them (no value decrypted); ``None`` when it
+        cannot be read here."""
         path = self.checkpoint()
         if path is None:
             return None
         try:
             latest = (_read_json(path).get("checkpoint") or {}).get("latest") or {}
-            resources = [r for r in latest.get("resources") or [] if isinstance(r, dict)]
+            return [r for r in latest.get("resources") or [] if isinstance(r, dict)]
         except (OSError, ValueError, EOFError, AttributeError, gzip.BadGzipFile):
             return None
-        return tuple(str(r.get("urn")) for r in resources if r.get("protect") is True)
 
     def history_checkpoints(self) -> list[Path]:
         """The copies of the checkpoint the backend kept after each update, newest first."""

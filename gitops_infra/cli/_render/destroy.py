@@ -27,7 +27,10 @@ __all__ = [
 
 
 def print_destroy(out: Console, result: automation.DestroyResult) -> None:
-    out.print(update_line("Destroyed", result))
+    if not result.changes and result.kept:
+        out.print(f"Nothing to destroy on {result.stack}: only protected resources are left (no update).")
+    else:
+        out.print(update_line("Destroyed", result))
     if result.kept:
         out.print(f"Kept {len(result.kept)} protected (pulumi state unprotect to let a destroy delete it):")
         for urn in result.kept:
@@ -85,6 +88,8 @@ def destroy_markdown(result: automation.DestroyResult) -> str:
     """A destroy as Markdown: the counts, the drain, and what each sweep found left behind."""
     commit = f" from {code(result.commit[:12])}" if result.commit else ""
     lines = [f"### Destroyed {code(result.stack)} (version {result.version}){commit}", ""]
+    if not result.changes and result.kept:
+        lines = [f"### Nothing to destroy on {code(result.stack)}: only protected resources are left", ""]
     lines += counts(dict(result.changes))
     if result.kept:
         lines += ["", f"Kept {len(result.kept)} protected:", "", *(f"- {code(urn)}" for urn in result.kept)]
