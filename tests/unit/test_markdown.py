@@ -204,6 +204,7 @@ def _renderings(hostile: str) -> list[tuple[str, int]]:
             SweepResult(hostile, hostile, orphans=(Orphan(hostile, hostile, {hostile: hostile}, hostile),)),
             SweepResult(hostile, hostile, error=hostile),
         ),
+        kept=(f"urn:pulumi:dev::p::t::{hostile}",),
     )
     planned = DestroyPreview(
         stack=hostile,
@@ -263,6 +264,26 @@ def test_text_output_shows_control_characters_as_escapes(hostile: str, shown: st
     text = out.getvalue()
     assert shown in text and hostile not in text
     assert not any(c in text for c in "\x1b\r\x07\u202e")
+
+
+def test_a_kept_urn_is_one_line_of_text_whatever_its_name_holds() -> None:
+    import io
+
+    from gitops_infra.automation import DestroyResult
+    from gitops_infra.cli._console import CliConsole
+    from gitops_infra.cli._render.destroy import print_destroy
+
+    out = io.StringIO()
+    console = CliConsole(file=out, highlight=False, markup=False, soft_wrap=True, width=200)
+    urn = "urn:pulumi:dev::p::t::key\n::error::forged"
+    print_destroy(
+        console, DestroyResult(stack="dev", changes={"delete": 1}, version=2, commit=None, kept=(urn,))
+    )
+    lines = out.getvalue().splitlines()
+    assert lines[2:] == [
+        "  urn:pulumi:dev::p::t::key ::error::forged"
+    ]  # one line: no forged workflow command
+    assert not any(line.lstrip().startswith("::") for line in lines)
 
 
 def _gitops_renderings(hostile: str) -> list[tuple[str, int]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .escape import one_line
 from .markdown import Plain, cell, code, counts, table, word
 from .operations import preview_lines, print_preview, update_line
 
@@ -34,7 +35,7 @@ def print_destroy(out: Console, result: automation.DestroyResult) -> None:
     if result.kept:
         out.print(f"Kept {len(result.kept)} protected (pulumi state unprotect to let a destroy delete it):")
         for urn in result.kept:
-            out.print(f"  {urn}")
+            out.print(f"  {one_line(urn)}")  # a URN holds the resource's name, which may hold a newline
     print_teardown(out, result.drain, result.sweeps)
 
 
