@@ -59,7 +59,9 @@ def test_keygen_writes_a_pair_as_a_secret_and_shows_only_the_cert(repo: FixtureR
 
     code, stdout, stderr = _cli(repo, "sealed-secrets", "keygen", "dev", "--rotation", "2027-01")
     assert code == EXIT_OK and "rotation '2027-01'" in stdout
-    code, json_out, json_err = _cli(repo, "sealed-secrets", "keygen", "dev", "--rotation", "2028-01", "--json")
+    code, json_out, json_err = _cli(
+        repo, "sealed-secrets", "keygen", "dev", "--rotation", "2028-01", "--json"
+    )
     document = json.loads(json_out)
     assert code == EXIT_OK and document["rotation"] == "2028-01"
     after = _pairs(repo)
