@@ -10,7 +10,6 @@ value is made when the test runs.
 from __future__ import annotations
 
 import base64
-import datetime
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from gitops_infra.automation.sealing_keys import new_sealing_key_pair
 from gitops_infra.local import LocalCluster
 from gitops_infra.local._kubeseal import seal
 from gitops_infra.local._sealed_secrets import CONTROLLER, KEY_LABEL, SealedSecretsController
@@ -33,49 +33,9 @@ GROUP, VERSION, PLURAL = "bitnami.com", "v1alpha1", "sealedsecrets"
 
 
 def _key_pair() -> tuple[str, str]:
-    """An RSA 4096 key (PKCS#1) and a self-signed cert for it, PEM, shaped as the SealedSecrets component
-    asks pulumi-tls for them: CN and O ``sealed-secret``, ten years, key usage key encipherment."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-    from cryptography.x509.oid import NameOID
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=4096)
-    name = x509.Name(
-        [
-            x509.NameAttribute(NameOID.COMMON_NAME, "sealed-secret"),
-            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "sealed-secret"),
-        ]
-    )
-    usage = x509.KeyUsage(
-        digital_signature=False,
-        content_commitment=False,
-        key_encipherment=True,
-        data_encipherment=False,
-        key_agreement=False,
-        key_cert_sign=False,
-        crl_sign=False,
-        encipher_only=False,
-        decipher_only=False,
-    )
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=3650))
-        .add_extension(usage, critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    ).decode()
-    return key_pem, cert.public_bytes(serialization.Encoding.PEM).decode()
+    """A key and its cert, PEM, as `gitops-infra sealed-secrets keygen` makes them (the component's shape)."""
+    cert, key = new_sealing_key_pair()
+    return key, cert
 
 
 def _key_secret(name: str, key_pem: str, cert_pem: str) -> client.V1Secret:
