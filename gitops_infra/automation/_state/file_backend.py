@@ -162,14 +162,8 @@ class FileBackendStack:
 
     def resource_types(self) -> set[str] | None:
         """The types of the resources in the stack's checkpoint; ``None`` when it cannot be read here."""
-        path = self.checkpoint()
-        if path is None:
-            return None
-        try:
-            latest = (_read_json(path).get("checkpoint") or {}).get("latest") or {}
-            return {str(r.get("type")) for r in latest.get("resources") or [] if isinstance(r, dict)}
-        except (OSError, ValueError, EOFError, AttributeError, gzip.BadGzipFile):
-            return None
+        resources = self.resources()
+        return None if resources is None else {str(r.get("type")) for r in resources}
 
     def resources(self) -> list[dict[str, Any]] | None:
         """The checkpoint's resources, as the engine wrote them (no value decrypted); ``None`` when it
