@@ -132,9 +132,10 @@ class RepositoryVisibility(StrEnum):
 FLUX_VERSION = "2.8.5"
 """The Flux release the pinned chart installs (the chart's appVersion). What users run of it, by the
 chart's image tags: source-controller v1.8.2 and kustomize-controller v1.8.3. Upstream behaviour below is
-cited for those; the local cluster runs v1.8.5 and v1.9.0 (the versions the module proxy serves, see the
-upstream notes' skew table), and where the two differ the platform sets the behaviour explicitly."""
-KUBERNETES_FLOOR: Mapping[str, str] = {"2.6": "1.31", "2.7": "1.32", "2.8": "1.33"}
+cited for those; the local cluster runs Flux 2.9.4's (source- and kustomize-controller v1.9.4: no 2.8
+release has its controllers served by the module proxy, see the upstream notes' skew table), and where the
+two differ the platform sets the behaviour explicitly."""
+KUBERNETES_FLOOR: Mapping[str, str] = {"2.6": "1.31", "2.7": "1.32", "2.8": "1.33", "2.9": "1.33"}
 """The oldest Kubernetes minor each Flux minor supports: ``kubernetesConstraints`` of ``flux check``
 (``cmd/flux/check.go``), which the chart's pre-install hook runs as ``flux check --pre``."""
 MIN_KUBERNETES_VERSION = KUBERNETES_FLOOR[FLUX_VERSION.rsplit(".", 1)[0]]

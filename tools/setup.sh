@@ -11,9 +11,8 @@
 #      (skipped while the go.mod and go.sum files under tools/pulumi are unchanged). Go's module and
 #      build caches are left in place, so a rebuild after a pin change only compiles what changed;
 #   3. the local cluster's toolchain (tools/cluster/build.sh): etcd, kube-apiserver,
-#      kube-controller-manager, kube-scheduler, kwok and its stages (so that pods run), Flux's source- and
-#      kustomize-controller, External Secrets Operator and its CRDs, pulumi-resource-kubernetes,
-#      controller-gen (which generates notification-controller's CRDs from its API module),
+#      kube-controller-manager, kube-scheduler, kwok and its stages (so that pods run), Flux 2.9.4's six
+#      controllers and their CRDs, External Secrets Operator and its CRDs, pulumi-resource-kubernetes,
 #      and Debian's openssh-server for the fleet repository the cluster tests serve (built the same way);
 #   4. actionlint, the workflow linter `make lint` runs on examples/ci, built from the Go module proxy
 #      into .tools/actionlint/bin (skipped while the pinned version is the one built).

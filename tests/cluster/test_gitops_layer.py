@@ -378,34 +378,35 @@ HELM_RELEASE_CRD = "helmreleases.helm.toolkit.fluxcd.io"
 @contextlib.contextmanager
 def _helm_release_api(api: Any, versions: tuple[str, ...]) -> Iterator[None]:
     """The HelmRelease CRD served at ``versions`` only (the first stores), as helm-controller's own CRD
-    of a Flux of that time serves it (only ``v2beta1`` before Flux 2.2); removed afterwards, with its
-    objects. Its schema is left open: what is read of a HelmRelease is its status, which no controller
-    writes here (helm-controller is not built for this cluster), so the test writes it, as
-    helm-controller does."""
+    of a Flux of that time serves it (only ``v2beta1`` before Flux 2.2), in place of the harness's (Flux
+    2.9's, served at ``v2`` only), which is put back afterwards; the stand-in's objects go with it. Its
+    schema is left open: what is read of a HelmRelease is its status, which no controller writes here
+    (the harness runs no helm-controller), so the test writes it, as helm-controller does."""
     group, plural = HELM_RELEASES
     extensions = client.ApiextensionsV1Api(api)
+    harness = _remove_crd(extensions, HELM_RELEASE_CRD)
     schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
-    extensions.create_custom_resource_definition(
-        {
-            "metadata": {"name": HELM_RELEASE_CRD},
-            "spec": {
-                "group": group,
-                "scope": "Namespaced",
-                "names": {"plural": plural, "singular": "helmrelease", "kind": "HelmRelease"},
-                "versions": [
-                    {
-                        "name": version,
-                        "served": True,
-                        "storage": version == versions[0],
-                        "schema": schema,
-                        "subresources": {"status": {}},
-                    }
-                    for version in versions
-                ],
-            },
-        }
-    )
     try:
+        extensions.create_custom_resource_definition(
+            {
+                "metadata": {"name": HELM_RELEASE_CRD},
+                "spec": {
+                    "group": group,
+                    "scope": "Namespaced",
+                    "names": {"plural": plural, "singular": "helmrelease", "kind": "HelmRelease"},
+                    "versions": [
+                        {
+                            "name": version,
+                            "served": True,
+                            "storage": version == versions[0],
+                            "schema": schema,
+                            "subresources": {"status": {}},
+                        }
+                        for version in versions
+                    ],
+                },
+            }
+        )
 
         def discovered() -> bool:
             # Established first, then listed by API discovery, which is how the read finds the version.
@@ -419,11 +420,31 @@ def _helm_release_api(api: Any, versions: tuple[str, ...]) -> Iterator[None]:
         wait_until(lambda: _no_404(discovered), "the HelmRelease CRD to be served and discovered")
         yield
     finally:
-        extensions.delete_custom_resource_definition(HELM_RELEASE_CRD)
-        wait_until(
-            lambda: gone(extensions.read_custom_resource_definition, HELM_RELEASE_CRD),
-            "the HelmRelease CRD to be gone",
-        )
+        _remove_crd(extensions, HELM_RELEASE_CRD)
+        if harness is not None:
+            extensions.create_custom_resource_definition(harness)
+            wait_until(lambda: _established(extensions, HELM_RELEASE_CRD), "the HelmRelease CRD to be back")
+
+
+def _remove_crd(extensions: Any, name: str) -> dict[str, Any] | None:
+    """Delete the CRD ``name`` and wait until it is gone; what it was (to make again), None if missing."""
+    try:
+        crd = extensions.read_custom_resource_definition(name)
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    extensions.delete_custom_resource_definition(name)
+    wait_until(lambda: gone(extensions.read_custom_resource_definition, name), f"the CRD {name} to be gone")
+    made: dict[str, Any] = extensions.api_client.sanitize_for_serialization(crd)
+    made.pop("status", None)
+    made["metadata"] = {"name": name, "labels": made["metadata"].get("labels", {})}
+    return made
+
+
+def _established(extensions: Any, name: str) -> bool:
+    status = extensions.read_custom_resource_definition(name).status
+    return any(c.type == "Established" and c.status == "True" for c in (status.conditions or []))
 
 
 def _no_404(check: Callable[[], bool]) -> bool:
@@ -513,7 +534,7 @@ def test_a_helm_release_served_only_at_a_version_newer_than_the_known_ones_is_re
 ) -> None:
     up("local", options=local_stack.options)
     healthy = local_stack.cli("drift", "local", "--layers", "gitops", "--json")
-    assert healthy.exit_code == 0 and _gitops(healthy)["failing"] == [], healthy.output  # no HelmRelease CRD
+    assert healthy.exit_code == 0 and _gitops(healthy)["failing"] == [], healthy.output  # no HelmRelease
     # A HelmRelease API after v2 (none exists yet): the newest the cluster serves is read.
     with _helm_release_api(local_stack.api, ("v3alpha1", "v3")):
         said = _failing_helm_release(local_stack, "v3")

@@ -1,6 +1,6 @@
-"""Flux notifications on the real API server, against the Provider and Alert CRDs `make setup` generates
-from notification-controller's API module (the controller itself is not served, so none runs here: the
-objects and their schema are real, no event is ever posted).
+"""Flux notifications on the real API server, against the Provider and Alert CRDs `make setup` copies from
+notification-controller v1.9.3's module (Flux 2.9.4's). The harness runs no notification-controller yet:
+the objects and their schema are real, no event is ever posted.
 """
 
 from __future__ import annotations

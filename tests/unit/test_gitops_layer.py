@@ -193,9 +193,9 @@ CLONE_FAILED = (
 def _failed_spec_change(
     *, written: timedelta, reason: str = "GitOperationFailed", message: str = CLONE_FAILED
 ) -> dict[str, Any]:
-    """The source as source-controller v1.8.5 leaves it after a spec change it cannot fetch (a branch that
-    does not exist; read back in the cluster test): ``status.observedGeneration`` still at the last
-    success, and each condition written since, Ready included, stamped with the current generation
+    """The source as source-controller v1.8.5 and v1.9.4 leave it after a spec change it cannot fetch (a
+    branch that does not exist; read back in the cluster test): ``status.observedGeneration`` still at the
+    last success, and each condition written since, Ready included, stamped with the current generation
     (fluxcd/pkg ``runtime/conditions.Set``)."""
     source = _source(generation=2, observed=1, written=written)
     source["spec"]["ref"] = {"branch": "no-such-branch"}

@@ -6,18 +6,20 @@
 #
 #   kubernetes/            kube-apiserver, kube-controller-manager and kube-scheduler (v1.34.4), etcd (v3.6.4)
 #   kwok/                  kwok (v0.8.0), which plays the kubelet of fake nodes: pods run, no container does
-#   source-controller/     Flux source-controller (v1.8.5)
-#   kustomize-controller/  Flux kustomize-controller (v1.9.0)
+#   source-controller/            Flux v2.9.4's controllers, one wrapper module each (their replaces
+#   kustomize-controller/         differ): source-controller and kustomize-controller (v1.9.4),
+#   helm-controller/              helm-controller (v1.6.3), notification-controller (v1.9.3),
+#   notification-controller/      image-reflector-controller and image-automation-controller (v1.2.4)
+#   image-reflector-controller/
+#   image-automation-controller/
 #   pulumi-kubernetes/     pulumi-resource-kubernetes (the one provider/v4 pseudo-version served)
-#   notification-crds/     controller-gen (v0.23.0) and notification-controller's API module (v1.8.0)
 #   sealed-secrets/        the Sealed Secrets controller and kubeseal (v0.40.0): sealed-secrets.sh builds them
 #   external-secrets/      External Secrets Operator (v0.20.4), by build-external-secrets.sh, on a stamp of its own
 #
-# It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds, and
-# generates notification-controller's (Alert, Provider, Receiver) there from its API module with
-# controller-gen, as upstream makes them: the controller's own module is not served. It concatenates kwok's
-# node and pod stages (its module's kustomize/stage/{node,pod}/fast) into .tools/cluster/kwok-stages.yaml:
-# the kwok binary ships none, and exits "no stages found" without them. And it makes sure Debian's
+# It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds (so
+# notification-controller's no longer need controller-gen), and concatenates kwok's node and pod stages
+# (its module's kustomize/stage/{node,pod}/fast) into .tools/cluster/kwok-stages.yaml: the kwok binary
+# ships none, and exits "no stages found" without them. And it makes sure Debian's
 # openssh-server is installed: the cluster tests serve the fleet repository over SSH.
 # docs/upstream-notes.md has the checked versions and why each replace is there. A cold build takes
 # about 25 minutes on 2 cores (kube-scheduler adds about 10 s, kwok about 2 minutes).
@@ -50,10 +52,13 @@ bash "$here/build-external-secrets.sh"
 # External Secrets has a stamp of its own (its build is the longest): a change to it relinks nothing else.
 want=$(find "$here" -maxdepth 2 \( -name go.mod -o -name go.sum -o -name '*.sh' \) -not -path "$here/external-secrets/*" \
   -not -name build-external-secrets.sh | LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1)
-binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok source-controller kustomize-controller
-  pulumi-resource-kubernetes controller-gen sealed-secrets-controller kubeseal)
-# One CRD of each source: a toolchain built before the notification CRDs existed is rebuilt.
+flux=(source-controller kustomize-controller helm-controller notification-controller image-reflector-controller
+  image-automation-controller)
+binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok "${flux[@]}" pulumi-resource-kubernetes
+  sealed-secrets-controller kubeseal)
+# One CRD of each source: a toolchain built before these controllers' CRDs were copied is rebuilt.
 crds=(source.toolkit.fluxcd.io_gitrepositories.yaml notification.toolkit.fluxcd.io_providers.yaml
+  helm.toolkit.fluxcd.io_helmreleases.yaml image.toolkit.fluxcd.io_imagepolicies.yaml
   sealed-secrets/bitnami.com_sealedsecrets.yaml)
 complete=true
 for binary in "${binaries[@]}"; do
@@ -96,8 +101,9 @@ build kube-apiserver "$here/kubernetes" k8s.io/kubernetes/cmd/kube-apiserver -ld
 build kube-controller-manager "$here/kubernetes" k8s.io/kubernetes/cmd/kube-controller-manager -ldflags "-s -w $stamp"
 build kube-scheduler "$here/kubernetes" k8s.io/kubernetes/cmd/kube-scheduler -ldflags "-s -w $stamp"
 build etcd "$here/kubernetes" go.etcd.io/etcd/server/v3 -ldflags "-s -w"
-build source-controller "$here/source-controller" github.com/fluxcd/source-controller -ldflags "-s -w"
-build kustomize-controller "$here/kustomize-controller" github.com/fluxcd/kustomize-controller -ldflags "-s -w"
+for controller in "${flux[@]}"; do
+  build "$controller" "$here/$controller" "github.com/fluxcd/$controller" -ldflags "-s -w"
+done
 build kwok "$here/kwok" sigs.k8s.io/kwok/cmd/kwok -ldflags "-s -w"
 bash "$here/sealed-secrets.sh" "$out"
 
@@ -111,19 +117,12 @@ say "copied kwok's node and pod stages into $out/kwok-stages.yaml"
 
 # The Flux CRDs ship in the controllers' own modules.
 rm -f "$out"/crds/*.yaml
-for controller in source-controller kustomize-controller; do
+for controller in "${flux[@]}"; do
   dir=$(go -C "$here/$controller" list -m -f '{{.Dir}}' "github.com/fluxcd/$controller")
   cp "$dir"/config/crd/bases/*.yaml "$out/crds/"
 done
 chmod u+w "$out"/crds/*.yaml
 say "copied $(ls "$out"/crds/*.yaml | wc -l) Flux CRDs into $out/crds"
-
-# notification-controller's CRDs, generated from the API types of the Flux minor the platform pins.
-build controller-gen "$here/notification-crds" sigs.k8s.io/controller-tools/cmd/controller-gen -ldflags "-s -w"
-(cd "$here/notification-crds" &&
-  "$root/$bin/controller-gen" crd paths=github.com/fluxcd/notification-controller/api/... \
-    output:crd:dir="$root/$out/crds")
-say "generated $(ls "$out"/crds/notification.*.yaml | wc -l) notification CRDs into $out/crds"
 
 # pulumi-resource-kubernetes embeds two generated files its module does not ship, and replaces its SDK
 # with a sibling directory that is not in the module: build a writable copy, as its own Makefile would.

@@ -57,7 +57,7 @@ GITHUB_PROVIDER = checks.GIT_PROVIDERS[0]  # spec.provider for a GitHub App (sou
 GITHUB_APP_SECRET_NAME = "flux-system-github-app"
 # The Secret keys source-controller v1.8.2 reads for provider github: fluxcd/pkg/auth v0.38.4,
 # githubapp/client.go (KeyAppID, KeyAppInstallationID, KeyAppPrivateKey, KeyAppBaseURL; the same in the
-# v0.38.5 of the local cluster's v1.8.5).
+# v0.54.2 of the local cluster's v1.9.4).
 GITHUB_APP_ID_KEY = "githubAppID"
 GITHUB_APP_INSTALLATION_ID_KEY = "githubAppInstallationID"
 GITHUB_APP_PRIVATE_KEY_KEY = "githubAppPrivateKey"
