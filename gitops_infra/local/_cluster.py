@@ -6,8 +6,10 @@ the binaries ``make setup`` (``tools/cluster/build.sh``) builds into a checkout'
 :class:`LocalCluster` starts etcd, kube-apiserver and kube-controller-manager, with a temp PKI
 (:mod:`._pki`) and an admin kubeconfig; kube-scheduler and kwok with one fake node (:mod:`._nodes`), so
 that pods are scheduled and reported Running, though no container runs; then Flux's CRDs, and
-source-controller and kustomize-controller as local processes, as if installed outside the platform
-(``flux.install: external``). The fleet repository they sync from is :mod:`._fleet_server`'s.
+Flux's six controllers (source, kustomize, helm, notification and the two image controllers) as local
+processes, as if installed outside the platform (``flux.install: external``); the others post their events
+to notification-controller (:attr:`LocalCluster.events_url`), whose webhook receiver listens on
+:attr:`LocalCluster.receiver_url`. The fleet repository they sync from is :mod:`._fleet_server`'s.
 
 With tenants, Flux runs locked down (Flux's multi-tenancy lockdown): kustomize-controller with
 :data:`LOCKDOWN_FLAGS`, and the platform's root Kustomization impersonating the ServiceAccount
@@ -59,7 +61,7 @@ FLUX_NAMESPACE = "flux-system"
 
 
 class LocalCluster(Harness):
-    """etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and its node, Flux's CRDs and two
+    """etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and its node, Flux's CRDs and six
     controllers, on loopback."""
 
     def __init__(self, workdir: Path, *, toolchain: Toolchain | None = None, lockdown: bool = False) -> None:
@@ -72,6 +74,10 @@ class LocalCluster(Harness):
         (workdir / "logs").mkdir(parents=True, exist_ok=True)
         self.processes = Processes(workdir / "logs")
         self.api_port = 0
+        self.events_url = ""
+        """notification-controller's event endpoint, where the other controllers post their events."""
+        self.receiver_url = ""
+        """notification-controller's webhook receiver: a Receiver's ``status.webhookPath`` is under it."""
         self._flux_flags: dict[str, list[str]] = {}
         self.lockdown = lockdown
         """Whether kustomize-controller runs with :data:`LOCKDOWN_FLAGS` now."""
@@ -255,21 +261,29 @@ class LocalCluster(Harness):
         system = Path(ssl.get_default_verify_paths().cafile or "/nonexistent")
         bundle = (system.read_bytes() if system.is_file() else b"") + self.pki.ca_cert.read_bytes()
         self.trusted_certificates.write_bytes(bundle)
-        storage = free_port()
+        storage, events, receiver = free_port(), free_port(), free_port()
+        self.events_url = f"http://127.0.0.1:{events}"
+        self.receiver_url = f"http://127.0.0.1:{receiver}"
         (self.workdir / "source-storage").mkdir(exist_ok=True)
+        common = ("--watch-all-namespaces", "--enable-leader-election=false")
+        # notification-controller first: the others send it their events, as in-cluster to its Service.
+        sends = (*common, f"--events-addr={self.events_url}")
         self._flux_flags = {
+            "notification-controller": [
+                *common,
+                f"--events-addr=127.0.0.1:{events}",
+                f"--receiverAddr=127.0.0.1:{receiver}",
+            ],
             "source-controller": [
-                "--watch-all-namespaces",
-                "--enable-leader-election=false",
+                *sends,
                 f"--storage-path={self.workdir / 'source-storage'}",
                 f"--storage-addr=127.0.0.1:{storage}",
                 f"--storage-adv-addr=127.0.0.1:{storage}",
             ],
-            "kustomize-controller": [
-                "--watch-all-namespaces",
-                "--enable-leader-election=false",
-                *(LOCKDOWN_FLAGS if self.lockdown else ()),
-            ],
+            "kustomize-controller": [*sends, *(LOCKDOWN_FLAGS if self.lockdown else ())],
+            "helm-controller": [*sends],
+            "image-reflector-controller": [*sends, f"--storage-path={self.workdir / 'image-storage'}"],
+            "image-automation-controller": [*sends],
         }
         for name in self._flux_flags:
             self._start_flux_controller(name)

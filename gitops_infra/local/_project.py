@@ -76,7 +76,7 @@ class Toolchain:
     """
 
     bin_dir: Path
-    """etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, Flux's two controllers, and the
+    """etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, Flux's six controllers, and the
     Kubernetes provider."""
     crd_dir: Path
     """Flux's CRDs, as the controllers' modules ship them."""

@@ -6,7 +6,7 @@
 Both take a project directory (the current one from the command line): a gitops-infra checkout after
 ``make setup``, holding the committed ``Pulumi.local.yaml``, ``stacks/`` and the toolchain in ``.tools/``.
 ``up`` starts the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and
-its node, Flux's CRDs and two controllers) and an SSH fleet repository whose ``clusters/local/`` holds a
+its node, Flux's CRDs and six controllers) and an SSH fleet repository whose ``clusters/local/`` holds a
 ConfigMap, all under ``.demo/`` (git-ignored). It runs the committed local stack from a copy in
 ``.demo/project``, where it writes what exists only while the demo runs (the fleet server's URL and host
 key, and the two secrets), then waits for Flux, prints what Flux applied, edits the ``environment``
