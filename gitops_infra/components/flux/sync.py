@@ -71,8 +71,8 @@ WAIT_FOR_READY = "condition=Ready"
 RECONCILE_REQUEST_ANNOTATION = checks.RECONCILE_REQUEST_ANNOTATION
 HANDLED_REQUEST_PATH = "{.status.lastHandledReconcileAt}"  # the request value a reconcile has handled
 # Matches only while the GitRepository is not suspended: a suspended one records a request as handled
-# without fetching (source-controller v1.8.2 records it on every return, suspend included; v1.8.5 too), so the
-# request alone proves nothing then. `interval` is a spec field the status does not have.
+# without fetching (source-controller v1.8.2 records it on every return, suspend included; v1.8.5 and
+# v1.9.4 too), so the request alone proves nothing then. `interval` is a spec field the status does not have.
 NOT_SUSPENDED_PATH = "{$[?@.interval && (!@.suspend || @.suspend == false)]}"
 
 
