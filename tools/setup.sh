@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # One idempotent setup for gitops-infra; both README commands run it first.
 #
-#   tools/setup.sh          every step below (what `make test` needs)
+#   tools/setup.sh          every step below (what `make demo` and `make bench` need)
 #   tools/setup.sh python   step 1 only (what the offline plan, `make plan`, needs)
+#   tools/setup.sh base     every step but 3
+#   tools/setup.sh cluster  step 3 only (`make test` runs it beside `base`, and the lanes that do not
+#                           need it beside the rest of it: tools/test.sh)
 #
 #   1. .venv with `pip install -e '.[dev]'` (skipped while pyproject.toml is unchanged);
 #      1b. .venv-floor: the same, on the lowest pulumi pyproject.toml allows, for the unit tests;
@@ -41,12 +44,23 @@ version_in_range() {
     [ "$v" != "$max_pulumi_exclusive" ]
 }
 
+mode=${1:-all}
+case "$mode" in
+  all | python | base | cluster) ;;
+  *) die "unknown step '$mode': expected python, base or cluster (or nothing, for every step)" ;;
+esac
+
 # --- 3, begun first: the local cluster's toolchain -----------------------------------------------------
 # The longest step, and it needs nothing the others make, so it builds beside steps 1 and 2 (a Go build
 # links on one core and pip waits on the network: together they keep both cores busy). Its lines are
 # kept in a log and printed, whole, where step 3 stands; stopping setup stops it.
+if [ "$mode" = cluster ]; then
+  bash tools/cluster/build.sh ||
+    die "the local cluster's toolchain did not build (tools/cluster/build.sh; its output is above)"
+  exit 0
+fi
 cluster_pid=
-if [ "${1:-all}" != "python" ]; then
+if [ "$mode" = all ]; then
   mkdir -p .tools
   cluster_log=$(mktemp .tools/cluster-build.XXXXXX)
   # Job control makes the build a process group of its own, which the trap stops whole (macOS has no setsid).
@@ -76,7 +90,7 @@ else
 fi
 
 # The offline plan needs only the Python side: `tools/setup.sh python` stops here.
-if [ "${1:-all}" = "python" ]; then
+if [ "$mode" = python ]; then
   exit 0
 fi
 
@@ -147,14 +161,16 @@ setup_engine
 
 # --- 3. The local cluster's toolchain, and sshd for its fleet repository ------------------------------
 # The real-Kubernetes tests (tests/cluster) and `make demo` need them: see tools/cluster/build.sh.
-if wait "$cluster_pid"; then
-  cat "$cluster_log"
-else
-  cat "$cluster_log" >&2
-  die "the local cluster's toolchain did not build (tools/cluster/build.sh; its output is above)"
+if [ -n "$cluster_pid" ]; then
+  if wait "$cluster_pid"; then
+    cat "$cluster_log"
+  else
+    cat "$cluster_log" >&2
+    die "the local cluster's toolchain did not build (tools/cluster/build.sh; its output is above)"
+  fi
+  rm -f "$cluster_log"
+  trap - EXIT
 fi
-rm -f "$cluster_log"
-trap - EXIT
 
 # --- 4. actionlint, for the example CI workflow (make lint) -------------------------------------------
 actionlint_version=v1.7.12
