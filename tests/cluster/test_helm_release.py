@@ -11,23 +11,21 @@ applies and what the test reads back: its data is the release's values and chart
 from __future__ import annotations
 
 import datetime
-import hashlib
-import io
 import json
-import tarfile
 from typing import Any
 
 import pytest
-import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from gitops_infra.automation import up
+from gitops_infra.cli._render.escape import one_line
 from gitops_infra.cli._render.markdown import code
 from gitops_infra.components.flux import FLUX_SYNC_NAME
 from gitops_infra.local import FleetServer
 
-from ._loopback import Loopback, loopback
+from ._charts import chart, release_manifests, serve_repository
+from ._loopback import loopback
 from .conftest import LocalStack, wait_until
 
 pytestmark = pytest.mark.cluster
@@ -49,79 +47,6 @@ data:
 BAD_TEMPLATE = GOOD_TEMPLATE.replace("name: {{ .Release.Name }}", "name: {{ .Release.Name }}-Not_Valid")
 
 
-def _chart(version: str, template: str) -> bytes:
-    """A packaged chart (``helm package``'s layout: one top directory named after the chart), gzipped."""
-    files = {
-        "Chart.yaml": yaml.safe_dump(
-            {"apiVersion": "v2", "name": CHART, "version": version, "type": "application"}
-        ),
-        "values.yaml": "greeting: hello\n",
-        "templates/configmap.yaml": template,
-    }
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as archive:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"{CHART}/{name}")
-            info.size, info.mode = len(data), 0o644
-            archive.addfile(info, io.BytesIO(data))
-    return out.getvalue()
-
-
-def _serve_repository(server: Loopback, charts: dict[str, bytes]) -> None:
-    """``charts`` (version: archive) and their ``index.yaml`` (``helm repo index``'s, URLs relative)."""
-    now = datetime.datetime.now(datetime.UTC).isoformat()
-    entries = [
-        {
-            "apiVersion": "v2",
-            "name": CHART,
-            "version": version,
-            "type": "application",
-            "urls": [f"{CHART}-{version}.tgz"],
-            "digest": hashlib.sha256(archive).hexdigest(),
-            "created": now,
-        }
-        for version, archive in charts.items()
-    ]
-    index = {"apiVersion": "v1", "entries": {CHART: entries}, "generated": now}
-    server.files["/index.yaml"] = yaml.safe_dump(index).encode()
-    for version, archive in charts.items():
-        server.files[f"/{CHART}-{version}.tgz"] = archive
-
-
-def _fleet_manifests(stack: LocalStack, url: str, version: str, greeting: str) -> str:
-    """The HelmRepository and the HelmRelease, as a fleet repository holds them."""
-    repository = {
-        "apiVersion": "source.toolkit.fluxcd.io/v1",
-        "kind": "HelmRepository",
-        "metadata": {"name": "charts", "namespace": stack.flux_namespace},
-        "spec": {"interval": "1m", "url": url},
-    }
-    release = {
-        "apiVersion": "helm.toolkit.fluxcd.io/v2",
-        "kind": "HelmRelease",
-        "metadata": {"name": CHART, "namespace": stack.flux_namespace},
-        "spec": {
-            "interval": "1m",
-            "releaseName": CHART,
-            "targetNamespace": stack.service_namespace,
-            "storageNamespace": stack.service_namespace,
-            "chart": {
-                "spec": {
-                    "chart": CHART,
-                    "version": version,
-                    "sourceRef": {"kind": "HelmRepository", "name": "charts"},
-                    "interval": "1m",
-                }
-            },
-            # A failed upgrade is rolled back once, and not retried.
-            "upgrade": {"remediation": {"retries": 0, "remediateLastFailure": True, "strategy": "rollback"}},
-            "values": {"greeting": greeting},
-        },
-    }
-    return yaml.safe_dump_all([repository, release])
-
-
 def _reconcile_now(stack: LocalStack) -> None:
     stamp = datetime.datetime.now(datetime.UTC).isoformat()
     group, version, plural = SOURCE
@@ -137,7 +62,16 @@ def _reconcile_now(stack: LocalStack) -> None:
 
 def _commit(stack: LocalStack, fleet: FleetServer, url: str, version: str, greeting: str) -> None:
     fleet.commit(
-        {f"{stack.fleet_path}/greeting.yaml": _fleet_manifests(stack, url, version, greeting)},
+        {
+            f"{stack.fleet_path}/greeting.yaml": release_manifests(
+                CHART,
+                url=url,
+                version=version,
+                namespace=stack.flux_namespace,
+                target_namespace=stack.service_namespace,
+                values={"greeting": greeting},
+            )
+        },
         f"the greeting release: chart {version}, {greeting}",
     )
     _reconcile_now(stack)
@@ -203,8 +137,11 @@ def test_a_helm_release_installs_upgrades_and_rolls_back_a_failed_upgrade_and_dr
 ) -> None:
     up("local", options=local_stack.options)
     with loopback() as charts:
-        _serve_repository(
-            charts, {"0.1.0": _chart("0.1.0", GOOD_TEMPLATE), "0.2.0": _chart("0.2.0", BAD_TEMPLATE)}
+        versions = {"0.1.0": GOOD_TEMPLATE, "0.2.0": BAD_TEMPLATE}
+        serve_repository(
+            charts,
+            CHART,
+            {v: chart(CHART, v, {"configmap.yaml": t}, {"greeting": "hello"}) for v, t in versions.items()},
         )
 
         # Install.
@@ -280,3 +217,71 @@ def test_a_helm_release_installs_upgrades_and_rolls_back_a_failed_upgrade_and_dr
     assert f"| HelmRelease | `{local_stack.flux_namespace}/{CHART}` | no |" in markdown.output, (
         markdown.output
     )
+
+
+FAILING = "failing"
+# What anyone who can write to the fleet can make a chart say (its values): Markdown, HTML, a CI workflow
+# command on a line of its own, a terminal escape.
+HOSTILE = (
+    "see [this](https://evil.example) <img src=x onerror=alert(1)> **now** `tick` | pipe"
+    "\n::error::forged ##[add-mask]x \x1b[31mred"
+)
+
+
+def test_a_helm_release_whose_install_fails_is_a_problem_in_helm_controller_s_words_escaped(
+    local_stack: LocalStack, fleet: FleetServer
+) -> None:
+    up("local", options=local_stack.options)
+    with loopback() as charts:
+        serve_repository(
+            charts, FAILING, {"0.1.0": chart(FAILING, "0.1.0", {"fail.yaml": "{{ fail .Values.why }}\n"}, {})}
+        )
+        fleet.commit(
+            {
+                f"{local_stack.fleet_path}/failing.yaml": release_manifests(
+                    FAILING,
+                    url=charts.url,
+                    version="0.1.0",
+                    namespace=local_stack.flux_namespace,
+                    target_namespace=local_stack.service_namespace,
+                    values={"why": HOSTILE},
+                )
+            },
+            "a release whose chart fails, in hostile words",
+        )
+        _reconcile_now(local_stack)
+
+        def failed() -> dict[str, Any] | None:
+            group, version, plural = HELM_RELEASE
+            try:
+                release: dict[str, Any] = client.CustomObjectsApi(
+                    local_stack.api
+                ).get_namespaced_custom_object(group, version, local_stack.flux_namespace, plural, FAILING)
+            except ApiException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+            ready = _condition(release, "Ready")
+            return ready if ready and ready["status"] == "False" and "forged" in ready["message"] else None
+
+        ready = wait_until(failed, "helm-controller to fail the install")
+
+    assert ready["reason"] == "InstallFailed", ready
+    said = (
+        f"HelmRelease {local_stack.flux_namespace}/{FAILING} is not Ready (InstallFailed): {ready['message']}"
+    )
+    drift = _gitops(local_stack, "--json")
+    assert drift.exit_code == 2, drift.output
+    gitops = json.loads(drift.stdout)["gitops"]
+    (failing,) = gitops["failing"]
+    assert (failing["kind"], failing["name"], failing["reason"]) == ("HelmRelease", FAILING, "InstallFailed")
+    assert failing["message"] == ready["message"] and "\n::error::forged" in failing["message"], failing
+    assert gitops["problems"] == [said]
+    text = _gitops(local_stack)
+    markdown = _gitops(local_stack, "--format", "markdown")
+    assert text.exit_code == markdown.exit_code == 2
+    assert one_line(said) in text.output, text.output
+    assert f"- {code(said)}" in markdown.output, markdown.output
+    for output in (drift.output, text.output, markdown.output):
+        assert "\x1b" not in output and "##[" not in output
+        assert not [line for line in output.splitlines() if line.lstrip().startswith("::")], output
