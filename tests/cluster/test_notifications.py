@@ -1,6 +1,6 @@
 """Flux notifications on the real API server, against the Provider and Alert CRDs `make setup` copies from
-notification-controller v1.9.3's module (Flux 2.9.4's). The harness runs no notification-controller yet:
-the objects and their schema are real, no event is ever posted.
+notification-controller v1.9.3's module (Flux 2.9.4's): prod's Slack shape as `up` writes it, and the
+config's provider types against the CRD's enum. That the alerts arrive is ``test_alerts.py``'s.
 """
 
 from __future__ import annotations
