@@ -5,7 +5,8 @@ in the package so that a platform engineer can reuse it to try their own stacks 
 :class:`GitHubAppServer` stands in for GitHub when Flux fetches as a GitHub App (:class:`GitHubApp`):
 its token endpoint and git over HTTPS, with a certificate from the cluster's CA.
 :class:`ExternalSecretsController`, started on request after the cluster, runs External Secrets Operator
-against moto's server as AWS Secrets Manager.
+against moto's server as AWS Secrets Manager. :class:`ImageRegistry` is a container registry on loopback
+(distribution's), which images are pushed to over its HTTP API: the image source of image automation.
 
 It runs from the binaries ``make setup`` builds into a checkout's ``.tools/`` (:class:`Toolchain` finds
 them), and needs the ``local`` extra (``pip install 'gitops-infra[local]'``) for the cluster's PKI and
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from ._github import GitHubApp, GitHubAppServer
     from ._processes import free_port, running
     from ._project import Toolchain
+    from ._registry import ImageRegistry
 
 # Lazy, so that importing this package (and the CLI that offers `local`) loads neither the extra's
 # packages nor the harness until a name is used.
@@ -47,6 +49,7 @@ __all__ = [
     "FleetServer",
     "GitHubApp",
     "GitHubAppServer",
+    "ImageRegistry",
     "LocalCluster",
     "Toolchain",
     "free_port",

@@ -5,7 +5,9 @@ The deploy keys are ECDSA P-384 in OpenSSH format (:class:`DeployKeyPair`), as F
 them, and the server has its own host key for ``known_hosts``. Flux's source-controller authenticates to it
 exactly as it would to GitHub. The trusted keys change as a repository's deploy keys do
 (:meth:`FleetServer.authorize`), and the server says which key each fetch came with
-(:meth:`FleetServer.accepted`).
+(:meth:`FleetServer.accepted`). As on GitHub, a deploy key is read-only unless registered otherwise: a push
+with it is refused with GitHub's words (:data:`READ_ONLY_REFUSAL`), and the server says which key each push
+came with and whether it was served (:meth:`FleetServer.pushes`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ except ModuleNotFoundError:
     require_local_extra()  # names the `local` extra when that is what is missing
     raise
 
-__all__ = ["DeployKeyPair", "FleetServer"]
+__all__ = ["READ_ONLY_REFUSAL", "DeployKeyPair", "FleetServer"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,24 @@ class DeployKeyPair:
         return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
 
 
+READ_ONLY_REFUSAL = "ERROR: The key you are authenticating with has been marked as read only."
+"""What GitHub answers a push made with a read-only deploy key."""
+
+# A deploy key's forced command: `<this> read-only|read-write <fingerprint>`. git-shell serves fetches and
+# pushes alike, so a read-only key's push is refused before it; each push is logged with its key.
+_SERVE = """#!/bin/sh
+case "$SSH_ORIGINAL_COMMAND" in
+git-receive-pack*)
+  if [ "$1" = read-only ]; then
+    echo "refused $2" >>"{log}"
+    echo '{refusal}' >&2
+    exit 1
+  fi
+  echo "served $2" >>"{log}" ;;
+esac
+exec git-shell -c "$SSH_ORIGINAL_COMMAND"
+"""
+
 # sshd at LogLevel VERBOSE: "Accepted publickey for <user> from <ip> port <n> ssh2: ECDSA SHA256:<b64>".
 _ACCEPTED = re.compile(r"Accepted publickey for \S+ from \S+ port \d+ ssh2: \S+ (SHA256:[A-Za-z0-9+/]+)")
 
@@ -65,9 +85,12 @@ _ACCEPTED = re.compile(r"Accepted publickey for \S+ from \S+ port \d+ ssh2: \S+ 
 class FleetServer(Harness):
     """A bare fleet repository served over SSH (Debian's sshd and git-shell) to its deploy keys."""
 
-    def __init__(self, workdir: Path, deploy_key: DeployKeyPair) -> None:
+    def __init__(self, workdir: Path, deploy_key: DeployKeyPair, *, read_only: bool = True) -> None:
+        """A server for ``workdir`` trusting ``deploy_key``: read-only, GitHub's default, unless
+        ``read_only`` is false."""
         self.workdir = workdir
         self.deploy_key = deploy_key
+        self.read_only = read_only
         self.authorized_keys = workdir / "authorized_keys"
         (workdir / "logs").mkdir(parents=True, exist_ok=True)
         self.processes = Processes(workdir / "logs")
@@ -91,7 +114,10 @@ class FleetServer(Harness):
             ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "fleet-server", "-f", str(host_key)],
             check=True,
         )
-        self.authorize(self.deploy_key)
+        serve = self.workdir / "serve-git"
+        serve.write_text(_SERVE.format(log=self.workdir / "logs" / "pushes.log", refusal=READ_ONLY_REFUSAL))
+        serve.chmod(0o755)
+        self.authorize(self.deploy_key, read_only=self.read_only)
         self.port = free_port()
         config = self.workdir / "sshd_config"
         config.write_text(
@@ -126,23 +152,28 @@ class FleetServer(Harness):
         public_host_key = (host_key.with_name(host_key.name + ".pub")).read_text().split()
         self.known_hosts = f"[127.0.0.1]:{self.port} {public_host_key[0]} {public_host_key[1]}"
 
-    def authorize(self, *keys: DeployKeyPair) -> None:
-        """Trust exactly ``keys`` from the next connection on, as a repository's deploy keys change.
+    def authorize(self, *keys: DeployKeyPair, read_only: bool = True) -> None:
+        """Trust exactly ``keys`` from the next connection on, as a repository's deploy keys change: to
+        fetch, and to push unless ``read_only`` (GitHub's ``read_only``, true by default there too).
 
         sshd reads the file at each login; it is replaced whole, so a login never reads half of it.
         """
-        # Only git-upload-pack/receive-pack of these keys', through git-shell: no shell, no forwarding.
-        restrictions = ",".join(
-            [
-                'command="git-shell -c \\"$SSH_ORIGINAL_COMMAND\\""',
-                "no-port-forwarding",
-                "no-X11-forwarding",
-                "no-agent-forwarding",
-                "no-pty",
-            ]
-        )
+        access = "read-only" if read_only else "read-write"
+
+        # Only git-upload-pack/receive-pack, through git-shell: no shell, no forwarding.
+        def restrictions(key: DeployKeyPair) -> str:
+            return ",".join(
+                [
+                    f'command="{self.workdir / "serve-git"} {access} {key.fingerprint}"',
+                    "no-port-forwarding",
+                    "no-X11-forwarding",
+                    "no-agent-forwarding",
+                    "no-pty",
+                ]
+            )
+
         staged = self.authorized_keys.with_suffix(".new")
-        staged.write_text("".join(f"{restrictions} {key.public_key}\n" for key in keys))
+        staged.write_text("".join(f"{restrictions(key)} {key.public_key}\n" for key in keys))
         staged.chmod(0o600)
         os.replace(staged, self.authorized_keys)
 
@@ -152,8 +183,22 @@ class FleetServer(Harness):
         text = log.read_text(errors="replace") if log.exists() else ""
         return _ACCEPTED.findall(text)
 
+    def pushes(self) -> list[tuple[str, bool]]:
+        """The key of each push over SSH, and whether it was served (else refused as read-only), oldest
+        first."""
+        log = self.workdir / "logs" / "pushes.log"
+        lines = log.read_text().splitlines() if log.exists() else []
+        return [
+            (fingerprint, outcome == "served") for outcome, fingerprint in (line.split() for line in lines)
+        ]
+
     def commit(self, files: dict[str, str], message: str) -> str:
-        """Commit ``files`` (path: content) to ``main`` and push; return the commit's sha."""
+        """Commit ``files`` (path: content) to ``main`` and push; return the commit's sha.
+
+        On top of what others pushed meanwhile (Flux's image automation pushes to ``main`` too).
+        """
+        if git(self.checkout, "ls-remote", "origin", "main"):
+            git(self.checkout, "pull", "-q", "--rebase", "origin", "main")
         for relative, content in files.items():
             path = self.checkout / relative
             path.parent.mkdir(parents=True, exist_ok=True)

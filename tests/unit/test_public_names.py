@@ -408,6 +408,9 @@ ADDED_FOR_SEALING_KEYS: dict[str, tuple[str, ...]] = {
     "gitops_infra.defaults": ("SEALED_SECRETS_KEYS_KEY", "SealingKeySource"),
 }
 
+# Image automation for real (issue 49): the registry on loopback its tests push images to.
+ADDED_FOR_IMAGE_AUTOMATION: dict[str, tuple[str, ...]] = {"gitops_infra.local": ("ImageRegistry",)}
+
 NAMES = [
     (package, name)
     for table in (
@@ -416,6 +419,7 @@ NAMES = [
         ADDED_FOR_TENANTS,
         ADDED_FOR_SECRETS,
         ADDED_FOR_SEALING_KEYS,
+        ADDED_FOR_IMAGE_AUTOMATION,
     )
     for package, names in table.items()
     for name in names

@@ -12,6 +12,7 @@
 #   notification-controller/      image-reflector-controller and image-automation-controller (v1.2.4)
 #   image-reflector-controller/
 #   image-automation-controller/
+#   registry/              distribution's registry (v3.1.2): the image source of the image automation tests
 #   pulumi-kubernetes/     pulumi-resource-kubernetes (the one provider/v4 pseudo-version served)
 #   sealed-secrets/        the Sealed Secrets controller and kubeseal (v0.40.0): sealed-secrets.sh builds them
 #   external-secrets/      External Secrets Operator (v0.20.4), by build-external-secrets.sh, on a stamp of its own
@@ -22,7 +23,7 @@
 # ships none, and exits "no stages found" without them. And it makes sure Debian's
 # openssh-server is installed: the cluster tests serve the fleet repository over SSH.
 # docs/upstream-notes.md has the checked versions and why each replace is there. A cold build takes
-# about 25 minutes on 2 cores (kube-scheduler adds about 10 s, kwok about 2 minutes).
+# about 25 minutes on 2 cores (kube-scheduler adds about 10 s, kwok about 2 minutes, the registry about 2.5).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -55,7 +56,7 @@ want=$(find "$here" -maxdepth 2 \( -name go.mod -o -name go.sum -o -name '*.sh' 
 flux=(source-controller kustomize-controller helm-controller notification-controller image-reflector-controller
   image-automation-controller)
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok "${flux[@]}" pulumi-resource-kubernetes
-  sealed-secrets-controller kubeseal)
+  sealed-secrets-controller kubeseal registry)
 # One CRD of each source: a toolchain built before these controllers' CRDs were copied is rebuilt.
 crds=(source.toolkit.fluxcd.io_gitrepositories.yaml notification.toolkit.fluxcd.io_providers.yaml
   helm.toolkit.fluxcd.io_helmreleases.yaml image.toolkit.fluxcd.io_imagepolicies.yaml
@@ -105,6 +106,10 @@ for controller in "${flux[@]}"; do
   build "$controller" "$here/$controller" "github.com/fluxcd/$controller" -ldflags "-s -w"
 done
 build kwok "$here/kwok" sigs.k8s.io/kwok/cmd/kwok -ldflags "-s -w"
+# Stamped as upstream's Makefile does; without it the registry says v3.1.2+unknown.
+distribution=github.com/distribution/distribution/v3
+build registry "$here/registry" "$distribution/cmd/registry" \
+  -ldflags "-s -w -X $distribution/version.version=$(version "$distribution" "$here/registry/go.mod")"
 bash "$here/sealed-secrets.sh" "$out"
 
 # kwok's stages: Ready for its nodes; Running for their pods, Succeeded for a Job's, and a deleted pod removed.
