@@ -9,13 +9,7 @@ each event with the token the platform made.
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
-import json
 import time
-import urllib.error
-import urllib.request
-import uuid
 from typing import Any
 
 import pytest
@@ -29,6 +23,7 @@ from gitops_infra.components.flux import (
     RECEIVER_TOKEN_KEY,
 )
 from gitops_infra.local import FleetServer, LocalCluster
+from gitops_infra.local._github_webhook import deliver_github_event
 
 from .conftest import LocalStack, wait_until
 
@@ -79,28 +74,9 @@ def _token(stack: LocalStack) -> str:
 def post_github_event(
     cluster: LocalCluster, path: str, token: str, event: str, payload: dict[str, Any], *, sign_with: str = ""
 ) -> int:
-    """POST ``payload`` to the Receiver at ``path`` as GitHub does (its event, delivery and SHA-256 HMAC
-    headers), signed with ``sign_with`` if given, else ``token``; the HTTP status."""
-    body = json.dumps(payload).encode()
-    key = (sign_with or token).encode()
-    signature = hmac.new(key, body, hashlib.sha256).hexdigest()
-    request = urllib.request.Request(
-        cluster.receiver_url + path,
-        data=body,
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "User-Agent": "GitHub-Hookshot/test",
-            "X-GitHub-Event": event,
-            "X-GitHub-Delivery": str(uuid.uuid4()),
-            "X-Hub-Signature-256": f"sha256={signature}",
-        },
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as refused:
-        return int(refused.code)
+    """POST ``payload`` to the Receiver at ``path`` as GitHub delivers ``event``, signed with ``sign_with``
+    if given, else ``token``; the HTTP status."""
+    return deliver_github_event(cluster.receiver_url + path, sign_with or token, event, payload)
 
 
 def _push(sha: str) -> dict[str, Any]:
