@@ -148,9 +148,14 @@ def test_a_signed_push_makes_source_controller_fetch_at_once_and_a_bad_signature
         == secret_uid
     )
 
+    # The pushes' reconcile requests on the GitRepository are not drift, and the token's Stash refreshes.
+    drift = local_stack.cli("drift", "local", "--layers", "iac")
+    assert drift.exit_code == 0, drift.output
+
     texts = {
         "up": f"{first.stdout}\n{first.stderr}",
         "second up": f"{second.stdout}\n{second.stderr}",
+        "drift": f"{drift.stdout}\n{drift.stderr}",
         "status": local_stack.cli("status", "local", "--json").stdout,
         "history": local_stack.cli("history", "local", "--json").stdout,
     }
