@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from gitops_infra import checks
@@ -14,7 +15,7 @@ from gitops_infra.automation import SECRET
 from gitops_infra.cli import EXIT_OK, main
 from gitops_infra.components.flux import receiver
 
-from ..support import REPO_ROOT
+from ..support import REPO_ROOT, stack_project
 
 # Made up for the test: the program's own token is random, so it is pinned to this to be looked for.
 TOKEN = "receiver-token-testonly-5f3a9c0e7d21"
@@ -80,3 +81,17 @@ def test_the_token_appears_in_no_output() -> None:
         assert "gitops-prod-flux-receiver" in text  # the plan does show the Receiver
         assert TOKEN not in text
         assert path.removeprefix("/hook/") not in text
+
+
+def test_webhook_false_plans_the_receiver_and_nothing_on_github(tmp_path: Path) -> None:
+    stack_project(tmp_path)
+    config = yaml.safe_load((REPO_ROOT / "Pulumi.local.yaml").read_text())["config"]
+    config["gitops-infra:flux"]["receiver"] = {"webhook": False}
+    (tmp_path / "Pulumi.test.yaml").write_text(yaml.safe_dump({"config": config}))
+
+    result = CliRunner().invoke(main, ["plan", "test", "--cwd", str(tmp_path), "--json"])
+
+    assert result.exit_code == EXIT_OK, result.output
+    types = [r["type"] for r in json.loads(result.stdout)["resources"]]
+    assert "kubernetes:notification.toolkit.fluxcd.io/v1:Receiver" in types
+    assert not [t for t in types if t.startswith(("github:", "pulumi:providers:github"))]
