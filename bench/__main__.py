@@ -24,10 +24,19 @@ from gitops_infra.automation.signals import cancel_on_signals
 from gitops_infra.cli._console import silence
 from tests.support import REPO_ROOT
 
-from . import cluster_layers, engine_overhead, fleet_drift, fleet_shards, noise, plan_scaling, plan_startup
+from . import (
+    cluster_layers,
+    engine_overhead,
+    fleet_drift,
+    fleet_shards,
+    noise,
+    plan_scaling,
+    plan_startup,
+    receiver_latency,
+)
 from .fixture import require_engine
 
-SUITES = ("engine", "startup", "scaling", "fleet", "shards", "cluster")
+SUITES = ("engine", "startup", "scaling", "fleet", "shards", "cluster", "receiver")
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "latest.json"
 
 
@@ -274,6 +283,28 @@ def _print_cluster(row: dict[str, Any]) -> None:
     )
 
 
+def _print_receiver(row: dict[str, Any]) -> None:
+    print(
+        f"\n## Commit to applied on the local cluster: polling every {row['interval']} against the Receiver "
+        f"({row['commits']} commits, side by side)\n"
+    )
+    print("| sync | median | p95 | min | max | target |")
+    print("|---|---:|---:|---:|---:|---|")
+    for label, key, target in (
+        (
+            f"polling (gitInterval {row['interval']})",
+            "polling",
+            f"(half the interval: {row['polling_expected_median_s']:.0f} s)",
+        ),
+        ("Receiver (a signed push event)", "receiver", f"median < {row['receiver_target_median_s']:.0f} s"),
+    ):
+        r = row[key]
+        print(
+            f"| {label} | {_fmt(r['median_s'])} | {_fmt(r['p95_s'])} | {_fmt(r['min_s'])} | "
+            f"{_fmt(r['max_s'])} | {target} |"
+        )
+
+
 def _print_scaling(rows: list[dict[str, Any]]) -> None:
     print(f"\n## Offline plan time vs N (in-process, median of {rows[0]['repeats']} repeats)\n")
     print("| scaled | N | resources | median | linear fit | ratio to N=first |")
@@ -418,6 +449,9 @@ def _main(argv: list[str] | None) -> int:
     if "cluster" in args.suite:
         results["cluster"] = cluster_layers.run(args.repeats, 10 if args.quick else cluster_layers.SIZE)
         tables.show(_print_cluster, results["cluster"])
+    if "receiver" in args.suite:
+        results["receiver"] = receiver_latency.run(3 if args.quick else receiver_latency.COMMITS)
+        tables.show(_print_receiver, results["receiver"])
     _headline_fields(results)
     tables.show(_print_spreads, results)
     results["elapsed_s"] = time.perf_counter() - started

@@ -41,6 +41,7 @@ from gitops_infra.components.flux import (
     NotificationArgs,
     SourceSecretOptions,
     SyncOptions,
+    build_repository_webhook,
 )
 from gitops_infra.components.sealed_secrets import SealedSecrets
 from gitops_infra.components.tenant import Tenant
@@ -83,6 +84,8 @@ class Platform:
     """The Sealed Secrets controller and its keys, when ``secrets.sealedSecrets`` is enabled."""
     external_secrets: ExternalSecrets | None = None
     """The External Secrets controller's role and its store, when ``secrets.externalSecrets`` is enabled."""
+    receiver_webhook: github.RepositoryWebhook | None = None
+    """The GitHub webhook of the fleet repository to Flux's Receiver, when ``flux.receiver.webhook``."""
 
     def outputs(self) -> dict[str, pulumi.Input[object]]:
         """The stack outputs, by their exported names (the kubeconfig stays secret).
@@ -242,7 +245,8 @@ def _github(
 ) -> tuple[github.Provider | None, FleetRepository | None]:
     """The GitHub provider, if anything is made on GitHub, and the fleet repository, if it is managed."""
     git = config.git
-    if not git.registers_deploy_key and not git.manages_repository and not tenant_keys(config):
+    needed = git.registers_deploy_key or git.manages_repository or config.flux.receiver_webhook
+    if not needed and not tenant_keys(config):
         return None, None
     assert git.owner is not None  # config validation requires it here
     app = config.github.app_auth
@@ -280,6 +284,12 @@ def _github(
             secret_store=config.environment.cluster_secret_store,
             secret_prefix=config.secret_providers.external_secrets.secret_prefix,
             sealed_secrets=config.secret_providers.sealed_secrets.enabled,
+            receiver_url=(
+                config.flux.receiver.public_url(config.environment.base_domain)
+                if config.flux.receiver is not None and config.flux.receiver_enabled
+                else None
+            ),
+            flux_namespace=config.flux.namespace,
         ),
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[provider])),
     )
@@ -343,6 +353,7 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
             sync=_sync_options(config),
             install=_install_options(config),
             notifications=_notifications(config),
+            receiver=config.flux.receiver_enabled,
             sops_age_key=config.secrets.sops_age_key if config.flux.sops else None,
             environment=config.environment if config.flux.substitute else None,
             # A first `up` on an empty repository goes green: the path exists before Flux looks for it.
@@ -359,6 +370,17 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         opts=on_cluster,
     )
     tenants = tenants_of(config, name, on_cluster, flux, source, github_provider)
+    receiver_webhook = None
+    receiver = config.flux.receiver
+    if receiver is not None and config.flux.receiver_webhook and flux.receiver is not None:
+        assert config.git.repository is not None and github_provider is not None  # config validation
+        receiver_webhook = build_repository_webhook(
+            name,
+            fleet.repository_name if fleet is not None else config.git.repository,
+            receiver.public_url(config.environment.base_domain),
+            flux.receiver,
+            pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(providers=[github_provider])),
+        )
     return Platform(
         config=config,
         kubernetes_provider=provider,
@@ -372,4 +394,5 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         tenants=tenants,
         sealed_secrets=sealed_secrets(config, name, on_cluster),
         external_secrets=external_secrets(config, name, on_cluster, cluster, _aws_tags(config)),
+        receiver_webhook=receiver_webhook,
     )

@@ -18,6 +18,7 @@ One module per thing checked; every name is also this package's, so callers writ
     git           the URLs Flux clones, branches, paths, SSH host keys
     github        GitHub hosts and API URLs, App IDs, repository names
     flux          Flux's controllers, chart version, Kubernetes floor, reconcile requests
+    receiver      the webhook Receiver's public URL and the path it serves
     stacks        prod stacks, plaintext private keys, the fleet section
     tenants       tenants' namespaces and roles, quota quantities, nested sync paths
     secrets_manager  AWS regions, KMS key ARNs, secret name prefixes, IAM grants that read every secret
@@ -149,6 +150,12 @@ from gitops_infra.checks.node_groups import (
     node_group_names_problem,
     node_group_size_problems,
 )
+from gitops_infra.checks.receiver import (
+    RECEIVER_URL_PATTERN,
+    RECEIVER_WEBHOOK_PATH_PREFIX,
+    receiver_url_problem,
+    receiver_webhook_path,
+)
 from gitops_infra.checks.sealing_keys import (
     MIN_SEALING_KEY_BITS,
     SEALING_KEY_FIELDS,
@@ -240,6 +247,8 @@ __all__ = [
     "QUANTITY_PATTERN",
     "READY_MARGIN",
     "READ_SECRET_ACTION",
+    "RECEIVER_URL_PATTERN",
+    "RECEIVER_WEBHOOK_PATH_PREFIX",
     "RECONCILE_REQUEST_ANNOTATION",
     "RECONCILE_REQUEST_PATTERN",
     "REPOSITORY_PATTERN",
@@ -306,6 +315,8 @@ __all__ = [
     "reads_every_secret",
     "ready_timeout_after_timeout_problem",
     "ready_timeout_problem",
+    "receiver_url_problem",
+    "receiver_webhook_path",
     "reconcile_request_problem",
     "relative_path_problem",
     "repository_name_problem",

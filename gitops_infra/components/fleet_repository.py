@@ -44,7 +44,7 @@ from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems
 from gitops_infra.components._tenant_scaffold import TENANTS_README, tenant_files
 from gitops_infra.contract import CLUSTER_SECRET_STORE_KEY, CONTRACT_KEYS
-from gitops_infra.defaults import RepositoryVisibility
+from gitops_infra.defaults import FLUX_NAMESPACE, RepositoryVisibility
 
 if TYPE_CHECKING:
     import pulumi_github as github
@@ -97,6 +97,11 @@ class FleetRepositoryArgs:
     """The prefix of the secret names that store may read, for the README's example."""
     sealed_secrets: bool = False
     """Whether the platform runs Sealed Secrets: the README then says how to seal a Secret for git."""
+    receiver_url: str | None = None
+    """The public URL of Flux's webhook Receiver, when the platform makes one: the README then says how
+    to expose it."""
+    flux_namespace: str = FLUX_NAMESPACE
+    """Flux's namespace, where the Receiver's Service is, for the README's example."""
 
     def __post_init__(self) -> None:
         problems = Problems("FleetRepositoryArgs")
@@ -110,6 +115,9 @@ class FleetRepositoryArgs:
             problems.gate(f"tenants[{tenant!r}]", checks.relative_path_problem, path)
             if checks.relative_path_problem(path) is None and checks.paths_overlap(path, self.path):
                 problems.add(f"tenants[{tenant!r}]", "holds or lies inside path: Flux would apply it twice")
+        if self.receiver_url is not None:
+            problems.gate("receiver_url", checks.receiver_url_problem, self.receiver_url)
+        problems.gate("flux_namespace", checks.dns_label_problem, self.flux_namespace)
         problems.check(
             self.create is None or isinstance(self.create, RepositoryVisibility),
             "create",
@@ -163,6 +171,38 @@ convenient; the old keys still decrypt).
 """
 
 
+_RECEIVER = """
+## Instant sync: exposing Flux's webhook Receiver
+
+GitHub posts each push to `{url}` plus the path of the Receiver `flux-system` in `{namespace}`
+(`kubectl -n {namespace} get receiver flux-system -o jsonpath='{{.status.webhookPath}}'`), and Flux
+fetches the commit at once. Route `{host}` to notification-controller's `webhook-receiver` Service
+(port 80, in `{namespace}`), with an Ingress:
+
+```yaml
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {{name: flux-webhook, namespace: {namespace}}}
+spec:
+  ingressClassName: nginx
+  tls: [{{hosts: [{host}], secretName: flux-webhook-tls}}]
+  rules:
+    - host: {host}
+      http:
+        paths:
+          - path: /hook/
+            pathType: Prefix
+            backend: {{service: {{name: webhook-receiver, port: {{number: 80}}}}}}
+```
+
+or with a LoadBalancer Service of its own in front of the same pods (`app: notification-controller`,
+port `http-webhook`), terminating TLS at the load balancer (on AWS, an ACM certificate in the annotation
+`service.beta.kubernetes.io/aws-load-balancer-ssl-cert`). notification-controller matches the whole
+request path, so a path in the URL must be stripped before the request reaches the Service. The token
+the webhook is signed with is the Secret `receiver-token`; a request without its signature is refused.
+"""
+
+
 def scaffold_files(
     path: str,
     environment: str | None = None,
@@ -170,11 +210,13 @@ def scaffold_files(
     secret_store: str | None = None,
     secret_prefix: str | None = None,
     sealed_secrets: bool = False,
+    receiver_url: str | None = None,
+    flux_namespace: str = FLUX_NAMESPACE,
 ) -> dict[str, str]:
     """The starter files for ``path``, and the ``tenants/`` layout for ``tenants`` (a path by tenant name),
     by their path in the repository. With ``secret_store``, the README says how to read a secret
     through it (one named under ``secret_prefix``, by default ``<environment>/``); with ``sealed_secrets``,
-    how to seal a Secret for git."""
+    how to seal a Secret for git; with ``receiver_url``, how to expose Flux's webhook Receiver there."""
     path = path.strip("/")
     # The store is in the contract only when External Secrets is on.
     keys = [key for key in CONTRACT_KEYS if key != CLUSTER_SECRET_STORE_KEY or secret_store is not None]
@@ -197,6 +239,9 @@ def scaffold_files(
         readme += _EXTERNAL_SECRETS.format(store=secret_store, prefix=prefix)
     if sealed_secrets:
         readme += _SEALED_SECRETS
+    if receiver_url is not None:
+        host = receiver_url.removeprefix("https://").split("/")[0].split(":")[0]
+        readme += _RECEIVER.format(url=receiver_url, host=host, namespace=flux_namespace)
     kustomization = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
     files = {f"{path}/{SCAFFOLD_KUSTOMIZATION}": kustomization, f"{path}/{SCAFFOLD_README}": readme}
     for file, content in tenant_files(tenants or {}).items():
@@ -260,6 +305,8 @@ class FleetRepository(pulumi.ComponentResource):
                 args.secret_store,
                 args.secret_prefix,
                 args.sealed_secrets,
+                args.receiver_url,
+                args.flux_namespace,
             )
             for file, content in files.items():
                 # Each directory's own: a tenant's file is told from the team's edits as the path's is.

@@ -63,6 +63,7 @@ from gitops_infra.config.git import (
 )
 from gitops_infra.config.github import GitHubAppAuthSpec, GitHubSpec
 from gitops_infra.config.loading import load_config, load_stack_config, named_secret_keys, plan_config
+from gitops_infra.config.receiver import ReceiverSpec
 from gitops_infra.config.secrets import ExternalSecretsSpec, SealedSecretsSpec, SecretsSpec
 from gitops_infra.config.stack import (
     PROJECT,
@@ -99,6 +100,7 @@ __all__ = [
     "NewVpcSpec",
     "NodeGroupSpec",
     "NotificationsSpec",
+    "ReceiverSpec",
     "SealedSecretsSpec",
     "SealingKeyPair",
     "SecretsSpec",

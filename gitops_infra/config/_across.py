@@ -53,6 +53,11 @@ def problems_across_sections(
         )
     if isinstance(cluster, ClusterSpec) and flux is not None:
         problems.extend(_kubernetes_floor_problems(cluster, flux))
+    if flux is not None and flux.receiver_webhook and git is not None and None in (git.owner, git.repository):
+        problems.append(
+            f"{PROJECT}:flux.receiver.webhook: the webhook is registered on the GitHub repository: set "
+            "git.owner and git.repository, or webhook: false (a Receiver with no GitHub webhook)"
+        )
     if git is not None and github_base_url is not None:
         problems.extend(_github_base_url_problems(git, github_base_url))
     if isinstance(cluster, ClusterSpec) and cluster.admins and (cluster.creator or aws_role_arn) is None:

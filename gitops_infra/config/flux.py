@@ -17,6 +17,7 @@ from pydantic.alias_generators import to_camel
 
 from gitops_infra import checks, defaults
 from gitops_infra.config._fields import ConfigModel, DnsLabel, Duration, gate
+from gitops_infra.config.receiver import ReceiverSpec
 
 __all__ = [
     "TOKEN_PROVIDER_TYPES",
@@ -116,6 +117,8 @@ class FluxSpec(ConfigModel):
     nothing there is (for a fleet whose manifests hold ``${...}`` of their own throughout)."""
     health_checks: tuple[HealthCheckSpec, ...] = ()
     notifications: NotificationsSpec | None = None
+    receiver: ReceiverSpec | None = None
+    """Instant sync: a webhook ``Receiver`` that GitHub's push events reach (see ``ReceiverSpec``)."""
 
     @field_validator("ready_timeout")
     @classmethod
@@ -137,13 +140,14 @@ class FluxSpec(ConfigModel):
             raise ValueError(problem)
         return value
 
-    @field_validator("notifications")
+    @field_validator("notifications", "receiver")
     @classmethod
     def _needs_notification_controller(
-        cls, value: NotificationsSpec | None, info: ValidationInfo
-    ) -> NotificationsSpec | None:
+        cls, value: NotificationsSpec | ReceiverSpec | None, info: ValidationInfo
+    ) -> NotificationsSpec | ReceiverSpec | None:
         installed = (*info.data.get("components", ()), *info.data.get("components_extra", ()))
-        problem = None if value is None else checks.notifications_problem(installed)
+        needed = isinstance(value, NotificationsSpec) or (isinstance(value, ReceiverSpec) and value.enabled)
+        problem = checks.notifications_problem(installed) if needed else None
         if problem is not None:
             raise ValueError(problem)
         return value
@@ -157,6 +161,16 @@ class FluxSpec(ConfigModel):
                 "outside this stack)"
             )
         return self
+
+    @property
+    def receiver_enabled(self) -> bool:
+        """True when the stack makes a webhook ``Receiver``."""
+        return self.receiver is not None and self.receiver.enabled
+
+    @property
+    def receiver_webhook(self) -> bool:
+        """True when the stack registers the Receiver's webhook on GitHub."""
+        return self.receiver is not None and self.receiver.enabled and self.receiver.webhook
 
     @property
     def image_automation(self) -> bool:

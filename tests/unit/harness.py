@@ -98,6 +98,8 @@ class PlatformMocks(pulumi.runtime.Mocks):
                 "privateKeyOpenssh": f"{MOCK_PRIVATE_KEY_PREFIX}{name}",
                 "privateKeyPem": f"{MOCK_PRIVATE_KEY_PREFIX}pem-{name}",
             }
+        elif args.typ == "pulumi:index:Stash":  # the engine's own: it keeps the first value it was given
+            state["output"] = state["input"]
         elif args.typ == "tls:index/selfSignedCert:SelfSignedCert":
             state["certPem"] = f"mock-cert-pem-{name}"  # public, unlike the key
         elif args.typ.startswith("aws:"):

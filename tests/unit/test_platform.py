@@ -101,8 +101,12 @@ def test_prod_differs_from_dev_in_exactly_these_resources(dev: Run[Platform], pr
             "aws:ec2/natGateway:NatGateway": 2,  # one per AZ instead of one
             "aws:ec2/eip:Eip": 2,
             "eks:index:ManagedNodeGroup": 1,  # a workloads group beside system
-            "kubernetes:core/v1:SecretPatch": 2,  # the SOPS age key, and the alert's webhook
+            "kubernetes:core/v1:SecretPatch": 3,  # the age key, the alert's webhook, the Receiver's token
             "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Provider": 1,
+            # Instant sync: the Receiver, its token (kept in a Stash) and the GitHub webhook to it.
+            "kubernetes:notification.toolkit.fluxcd.io/v1:Receiver": 1,
+            "pulumi:index:Stash": 1,
+            "github:index/repositoryWebhook:RepositoryWebhook": 1,
             "kubernetes:notification.toolkit.fluxcd.io/v1beta3:Alert": 1,
             # External Secrets: its role, the Pod Identity agent and association, the controller, the store.
             "gitops-infra:index:ExternalSecrets": 1,

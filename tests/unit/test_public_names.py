@@ -410,6 +410,28 @@ ADDED_FOR_SEALING_KEYS: dict[str, tuple[str, ...]] = {
 
 # Image automation for real (issue 49): the registry on loopback its tests push images to.
 ADDED_FOR_IMAGE_AUTOMATION: dict[str, tuple[str, ...]] = {"gitops_infra.local": ("ImageRegistry",)}
+# Instant sync (issue 49): flux.receiver, the Receiver and its GitHub webhook.
+ADDED_FOR_RECEIVER: dict[str, tuple[str, ...]] = {
+    "gitops_infra.config": ("ReceiverSpec",),
+    "gitops_infra.checks": (
+        "RECEIVER_URL_PATTERN",
+        "RECEIVER_WEBHOOK_PATH_PREFIX",
+        "receiver_url_problem",
+        "receiver_webhook_path",
+    ),
+    "gitops_infra.components.flux": (
+        "RECEIVER_API_VERSION",
+        "RECEIVER_EVENTS",
+        "RECEIVER_SECRET_NAME",
+        "RECEIVER_SERVICE",
+        "RECEIVER_TOKEN_KEY",
+        "WEBHOOK_EVENTS",
+        "Receiver",
+        "build_receiver",
+        "build_repository_webhook",
+        "receiver_manifest",
+    ),
+}
 
 NAMES = [
     (package, name)
@@ -420,6 +442,7 @@ NAMES = [
         ADDED_FOR_SECRETS,
         ADDED_FOR_SEALING_KEYS,
         ADDED_FOR_IMAGE_AUTOMATION,
+        ADDED_FOR_RECEIVER,
     )
     for package, names in table.items()
     for name in names

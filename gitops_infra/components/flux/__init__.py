@@ -11,6 +11,8 @@ piece is a pure *options → manifest* function plus a builder that registers it
    ``GitRepository`` and the ``Kustomization`` (``prune: true``), which ``up`` waits on.
 4. :mod:`.notifications` (``notification_manifests`` / ``build_notifications``), optional: a
    notification ``Provider`` and an ``Alert`` on the sync objects' events.
+5. :mod:`.receiver` (``receiver_manifest`` / ``build_receiver``, ``build_repository_webhook``),
+   optional: instant sync, a ``Receiver`` of GitHub's pushes with its token, and the GitHub webhook.
 
 :mod:`.bootstrap` holds the component, ``FluxBootstrap``, and its ``FluxBootstrapArgs``, which take the
 option groups whole, as Flux's ``bootstrap.Run`` does; it orders the pieces so that ``destroy`` removes
@@ -27,13 +29,22 @@ This package re-exports every piece's public names, and the modes and defaults o
 from __future__ import annotations
 
 from gitops_infra.checks import DEFAULT_BRANCH, kubernetes_floor_problem
-from gitops_infra.components.flux import _names, bootstrap, install, notifications, source_secret, sync
+from gitops_infra.components.flux import (
+    _names,
+    bootstrap,
+    install,
+    notifications,
+    receiver,
+    source_secret,
+    sync,
+)
 
 # Each piece's public names are its `__all__`, re-exported whole, as Pulumi's own SDK packages do.
 from gitops_infra.components.flux._names import *  # noqa: F403
 from gitops_infra.components.flux.bootstrap import *  # noqa: F403
 from gitops_infra.components.flux.install import *  # noqa: F403
 from gitops_infra.components.flux.notifications import *  # noqa: F403
+from gitops_infra.components.flux.receiver import *  # noqa: F403
 from gitops_infra.components.flux.source_secret import *  # noqa: F403
 from gitops_infra.components.flux.sync import *  # noqa: F403
 from gitops_infra.defaults import (
@@ -73,5 +84,6 @@ __all__ += _names.__all__
 __all__ += bootstrap.__all__
 __all__ += install.__all__
 __all__ += notifications.__all__
+__all__ += receiver.__all__
 __all__ += source_secret.__all__
 __all__ += sync.__all__

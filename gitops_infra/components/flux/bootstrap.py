@@ -30,6 +30,7 @@ from gitops_infra.components._kubernetes import NamespaceResource
 from gitops_infra.components.environment import build_environment_configmap
 from gitops_infra.components.flux.install import InstallOptions, build_install
 from gitops_infra.components.flux.notifications import NotificationArgs, Notifications, build_notifications
+from gitops_infra.components.flux.receiver import Receiver, build_receiver
 from gitops_infra.components.flux.source_secret import (
     SOPS_SECRET_NAME,
     GitAuth,
@@ -64,6 +65,8 @@ class FluxBootstrapArgs:
     sync: SyncOptions
     install: InstallOptions | None = field(default_factory=InstallOptions)
     notifications: NotificationArgs | None = None
+    receiver: bool = False
+    """Instant sync: a webhook ``Receiver`` of GitHub's pushes, with its token (:mod:`.receiver`)."""
     sops_age_key: pulumi.Input[str] | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     """Extra labels on the Flux namespace."""
@@ -109,6 +112,12 @@ class FluxBootstrapArgs:
                 "notifications",
                 f"needs {checks.NOTIFICATION_CONTROLLER} in install.components",
             )
+        if self.receiver and isinstance(self.install, InstallOptions):
+            problems.check(
+                checks.notifications_problem(self.install.installed) is None,
+                "receiver",
+                f"needs {checks.NOTIFICATION_CONTROLLER} in install.components",
+            )
         problems.raise_if_any()
 
 
@@ -124,6 +133,7 @@ class FluxBootstrap(pulumi.ComponentResource):
     environment_config_map: k8s.core.v1.ConfigMapPatch | None
     sync: SyncObjects
     notifications: Notifications | None
+    receiver: Receiver | None
 
     def __init__(
         self, name: str, args: FluxBootstrapArgs, opts: pulumi.ResourceOptions | None = None
@@ -180,6 +190,11 @@ class FluxBootstrap(pulumi.ComponentResource):
         self.notifications = (
             build_notifications(name, args.notifications, self.namespace_resource, self.controllers, self)
             if args.notifications is not None
+            else None
+        )
+        self.receiver = (
+            build_receiver(name, self.namespace_resource, self.controllers, self.sync.git_repository, self)
+            if args.receiver
             else None
         )
         self.namespace = pulumi.Output.all(self.namespace_resource.urn, args.sync.namespace).apply(
