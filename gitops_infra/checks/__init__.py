@@ -18,6 +18,7 @@ One module per thing checked; every name is also this package's, so callers writ
     git           the URLs Flux clones, branches, paths, SSH host keys
     github        GitHub hosts and API URLs, App IDs, repository names
     flux          Flux's controllers, chart version, Kubernetes floor, reconcile requests
+    flux_operator the Flux releases the pinned Flux Operator installs
     stacks        prod stacks, plaintext private keys, the fleet section
     tenants       tenants' namespaces and roles, quota quantities, nested sync paths
     secrets_manager  AWS regions, KMS key ARNs, secret name prefixes, IAM grants that read every secret
@@ -71,6 +72,7 @@ from gitops_infra.checks.flux import (
     notifications_problem,
     reconcile_request_problem,
 )
+from gitops_infra.checks.flux_operator import flux_operator_version_problem
 from gitops_infra.checks.git import (
     BRANCH_PATTERN,
     DEFAULT_BRANCH,
@@ -263,6 +265,7 @@ __all__ = [
     "dns_label_problem",
     "flux_components_extra_problem",
     "flux_components_problem",
+    "flux_operator_version_problem",
     "format_duration",
     "git_auth_url_problem",
     "git_provider_problem",

@@ -5,7 +5,8 @@ in the package so that a platform engineer can reuse it to try their own stacks 
 :class:`GitHubAppServer` stands in for GitHub when Flux fetches as a GitHub App (:class:`GitHubApp`):
 its token endpoint and git over HTTPS, with a certificate from the cluster's CA.
 :class:`ExternalSecretsController`, started on request after the cluster, runs External Secrets Operator
-against moto's server as AWS Secrets Manager.
+against moto's server as AWS Secrets Manager. :class:`FluxOperator`, likewise on request, runs the Flux
+Operator, for stacks with ``flux.install: operator``.
 
 It runs from the binaries ``make setup`` builds into a checkout's ``.tools/`` (:class:`Toolchain` finds
 them), and needs the ``local`` extra (``pip install 'gitops-infra[local]'``) for the cluster's PKI and
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from ._cluster import LocalCluster
     from ._external_secrets import ExternalSecretsController
     from ._fleet_server import DeployKeyPair, FleetServer
+    from ._flux_operator import FluxOperator
     from ._github import GitHubApp, GitHubAppServer
     from ._processes import free_port, running
     from ._project import Toolchain
@@ -45,6 +47,7 @@ __all__ = [
     "DeployKeyPair",
     "ExternalSecretsController",
     "FleetServer",
+    "FluxOperator",
     "GitHubApp",
     "GitHubAppServer",
     "LocalCluster",

@@ -408,6 +408,35 @@ ADDED_FOR_SEALING_KEYS: dict[str, tuple[str, ...]] = {
     "gitops_infra.defaults": ("SEALED_SECRETS_KEYS_KEY", "SealingKeySource"),
 }
 
+# The Flux Operator as an install mode (issue 49).
+ADDED_FOR_FLUX_OPERATOR: dict[str, tuple[str, ...]] = {
+    "gitops_infra": ("OperatorOptions",),
+    "gitops_infra.components": ("OperatorOptions",),
+    "gitops_infra.components.flux": (
+        "FLUX_INSTANCE_API_VERSION",
+        "FLUX_INSTANCE_NAME",
+        "FLUX_OPERATOR_CHART",
+        "FLUX_OPERATOR_CHART_VERSION",
+        "FLUX_OPERATOR_FLUX_VERSION",
+        "FLUX_OPERATOR_VERSION",
+        "FLUX_REGISTRY",
+        "RUNTIME_INFO_CONFIGMAP",
+        "OperatorInstall",
+        "OperatorOptions",
+        "build_operator",
+        "flux_instance_manifest",
+        "runtime_info_data",
+    ),
+    "gitops_infra.local": ("FluxOperator",),
+    "gitops_infra.checks": ("flux_operator_version_problem",),
+    "gitops_infra.defaults": (
+        "FLUX_OPERATOR_BUNDLED",
+        "FLUX_OPERATOR_CHART_VERSION",
+        "FLUX_OPERATOR_FLUX_VERSION",
+        "FLUX_OPERATOR_VERSION",
+    ),
+}
+
 NAMES = [
     (package, name)
     for table in (
@@ -416,6 +445,7 @@ NAMES = [
         ADDED_FOR_TENANTS,
         ADDED_FOR_SECRETS,
         ADDED_FOR_SEALING_KEYS,
+        ADDED_FOR_FLUX_OPERATOR,
     )
     for package, names in table.items()
     for name in names
