@@ -12,7 +12,8 @@
 # harness turns the web server off); and the go-containerregistry authn/kubernetes pseudo-version it names
 # is refused by the proxy, so an earlier one of the same module replaces it. Its go directive asks for Go
 # 1.27: a served toolchain is used. Built with GOFIPS140=latest as upstream's Makefile does: the operator
-# exits at start unless it runs in FIPS 140-3 mode. bench/README.md has what the cold build costs.
+# exits at start unless it runs in FIPS 140-3 mode. CONTRIBUTING.md's measured times have what the cold
+# build costs.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
