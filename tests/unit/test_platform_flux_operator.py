@@ -1,4 +1,4 @@
-"""The platform with ``flux.install: operator``: the operator's chart and a FluxInstance, not the flux2 chart."""
+"""The platform with ``flux.install: operator``: the operator's chart and a FluxInstance, no flux2 chart."""
 
 from __future__ import annotations
 
