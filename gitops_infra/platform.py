@@ -180,6 +180,8 @@ def _install_options(config: StackConfig) -> InstallOptions | OperatorOptions | 
             network_policy=flux.network_policy,
             cluster_type="aws" if isinstance(cluster, ClusterSpec) else "kubernetes",
             multi_tenancy=bool(config.tenants),
+            tolerations=[t.model_dump(by_alias=True, exclude_none=True) for t in flux.tolerations],
+            node_selector=flux.node_selector,
             install_operator=flux.operator_install == "helm",
         )
     return InstallOptions(

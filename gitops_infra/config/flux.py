@@ -29,8 +29,6 @@ __all__ = [
 
 _INSTALL_ONLY = ("version", "network_policy", "tolerations", "node_selector")
 """FluxSpec fields that configure the chart this stack installs: meaningless with ``install: external``."""
-_NOT_WITH_OPERATOR = ("tolerations", "node_selector")
-"""The chart's placement values, which a ``FluxInstance`` of this stack does not carry (yet)."""
 
 
 class TolerationSpec(ConfigModel):
@@ -187,9 +185,6 @@ class FluxSpec(ConfigModel):
                 f"{', '.join(unused)}: not used with install: external (the controllers are installed "
                 "outside this stack)"
             )
-        unsupported = sorted(to_camel(key) for key in self.model_fields_set & set(_NOT_WITH_OPERATOR))
-        if self.install is defaults.FluxInstall.OPERATOR and unsupported:
-            raise ValueError(f"{', '.join(unsupported)}: not supported with install: operator")
         if self.install is not defaults.FluxInstall.OPERATOR and "operator_install" in self.model_fields_set:
             raise ValueError("operatorInstall: only used with install: operator")
         return self

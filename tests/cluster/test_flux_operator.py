@@ -64,11 +64,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         local.stop()
 
 
-def _operator_stack(stack: LocalStack, version: str | None) -> None:
+TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "flux", "effect": "NoSchedule"}
+
+
+def _operator_stack(stack: LocalStack, version: str | None, **more: Any) -> None:
     settings: dict[str, Any] = {
         "flux.install": "operator",
         "flux.operatorInstall": "external",
         "flux.namespace": NAMESPACE,
+        **more,
     }
     if version is not None:
         settings["flux.version"] = version
@@ -142,9 +146,21 @@ def _applied(stack: LocalStack, fleet: FleetServer, name: str) -> None:
 def test_the_operator_installs_flux_and_up_proves_the_sync(
     local_stack: LocalStack, fleet: FleetServer
 ) -> None:
-    _operator_stack(local_stack, None)
+    _operator_stack(local_stack, None, **{f"flux.tolerations[0].{k}": v for k, v in TOLERATION.items()})
     up("local", options=local_stack.options)
     _assert_installed(local_stack, FLUX_OPERATOR_FLUX_VERSION)
+    # The placement reached every controller through the instance's patch, beside the manifests' own.
+    apps = client.AppsV1Api(local_stack.api)
+    for name in ("source-controller", "notification-controller"):
+        pod = apps.read_namespaced_deployment(name, NAMESPACE).spec.template.spec
+        assert pod.tolerations[0].to_dict() | {"toleration_seconds": None} == {
+            "key": "dedicated",
+            "operator": "Equal",
+            "value": "flux",
+            "effect": "NoSchedule",
+            "toleration_seconds": None,
+        }
+        assert pod.node_selector == {"kubernetes.io/os": "linux"}
     spec = _get(local_stack, INSTANCE)["spec"]
     assert "sync" not in spec  # the platform's own GitRepository and Kustomization sync
     assert spec["components"] == [

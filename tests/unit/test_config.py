@@ -506,7 +506,7 @@ def test_with_the_operator_the_version_is_flux_s_and_one_the_operator_bundles(
         "such as 2.9.4)",
     )
     minimal["flux"] = {"install": "operator", "nodeSelector": {"pool": "system"}}
-    assert problems_of(minimal) == ("gitops-infra:flux: nodeSelector: not supported with install: operator",)
+    assert load_config(minimal, stack="t").flux.node_selector == {"pool": "system"}
     minimal["flux"] = {"operatorInstall": "external"}
     assert problems_of(minimal) == ("gitops-infra:flux: operatorInstall: only used with install: operator",)
 

@@ -24,8 +24,9 @@ Deleting the instance uninstalls Flux (the operator's finalizer removes the cont
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pulumi
@@ -85,8 +86,10 @@ class OperatorOptions:
     ``version`` is a Flux release the operator bundles (``defaults.FLUX_OPERATOR_BUNDLED``).
     ``cluster_type`` is the instance's ``cluster.type`` (``aws`` on EKS, which the operator uses for
     workload identity defaults; ``kubernetes`` elsewhere). ``multi_tenancy`` locks Flux down for tenants,
-    as :func:`.install.multi_tenancy_values` does for the chart. ``install_operator=False`` means the
-    operator runs already: only the instance is made.
+    as :func:`.install.multi_tenancy_values` does for the chart. ``tolerations`` and ``node_selector``
+    place every controller (a patch of the instance's) and the operator (its chart's values), so Flux can
+    be pinned to a tainted system node group. ``install_operator=False`` means the operator runs already:
+    only the instance is made.
     """
 
     version: str = FLUX_OPERATOR_FLUX_VERSION
@@ -96,6 +99,8 @@ class OperatorOptions:
     registry: str = FLUX_REGISTRY
     cluster_type: Literal["kubernetes", "aws"] = "kubernetes"
     multi_tenancy: bool = False
+    tolerations: Sequence[Mapping[str, str]] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
     install_operator: bool = True
     chart_version: str = FLUX_OPERATOR_CHART_VERSION
 
@@ -115,6 +120,10 @@ class OperatorOptions:
         problem = checks.flux_components_extra_problem(self.components_extra, self.components)
         if problem is not None:
             problems.add("components_extra", problem)
+        for index, toleration in enumerate(self.tolerations):
+            fields = (toleration.get(key) for key in ("key", "operator", "value", "effect"))
+            for key, message in checks.toleration_problems(*fields):
+                problems.add(f"tolerations[{index}].{key}", message)
         types = ("kubernetes", "aws")
         problems.check(self.cluster_type in types, "cluster_type", "must be kubernetes or aws")
         problems.raise_if_any()
@@ -128,16 +137,27 @@ def flux_instance_manifest(options: OperatorOptions, namespace: str = FLUX_NAMES
         "components": [str(component) for component in options.installed],
         "cluster": cluster,
     }
+    patches: list[dict[str, Any]] = []
     if options.multi_tenancy:
         cluster |= {"multitenant": True, "tenantDefaultServiceAccount": DEFAULT_SERVICE_ACCOUNT}
-        spec["kustomize"] = {
-            "patches": [
-                {
-                    "target": {"kind": "Deployment", "name": str(FluxComponent.KUSTOMIZE_CONTROLLER)},
-                    "patch": NO_REMOTE_BASES_PATCH,
-                }
-            ]
+        patches.append(
+            {
+                "target": {"kind": "Deployment", "name": str(FluxComponent.KUSTOMIZE_CONTROLLER)},
+                "patch": NO_REMOTE_BASES_PATCH,
+            }
+        )
+    placement = _placement(options)
+    if placement:
+        # A strategic merge: the manifests' own nodeSelector (kubernetes.io/os) is kept beside ours.
+        patch = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "all"},
+            "spec": {"template": {"spec": placement}},
         }
+        patches.append({"target": {"kind": "Deployment"}, "patch": json.dumps(patch)})
+    if patches:
+        spec["kustomize"] = {"patches": patches}
     return {
         "apiVersion": FLUX_INSTANCE_API_VERSION,
         "kind": "FluxInstance",
@@ -151,6 +171,15 @@ def flux_instance_manifest(options: OperatorOptions, namespace: str = FLUX_NAMES
         },
         "spec": spec,
     }
+
+
+def _placement(options: OperatorOptions) -> dict[str, Any]:
+    placement: dict[str, Any] = {}
+    if options.tolerations:
+        placement["tolerations"] = [dict(toleration) for toleration in options.tolerations]
+    if options.node_selector:
+        placement["nodeSelector"] = dict(options.node_selector)
+    return placement
 
 
 def runtime_info_data(
@@ -196,7 +225,7 @@ def build_operator(
             version=options.chart_version,
             namespace=namespace.metadata.name,
             create_namespace=False,
-            values={"installCRDs": True},
+            values={"installCRDs": True, **_placement(options)},
             cleanup_on_fail=True,
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace]),
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -86,6 +87,22 @@ def test_with_tenants_flux_is_locked_down_as_the_chart_locks_it() -> None:
     (patch,) = spec["kustomize"]["patches"]
     assert patch["target"] == {"kind": "Deployment", "name": "kustomize-controller"}
     assert "--no-remote-bases=true" in patch["patch"]
+
+
+def test_placement_goes_to_every_controller_and_to_the_operator() -> None:
+    toleration = {"key": "dedicated", "operator": "Equal", "value": "system", "effect": "NoSchedule"}
+    options = OperatorOptions(tolerations=[toleration], node_selector={"pool": "system"})
+    (patch,) = flux_instance_manifest(options)["spec"]["kustomize"]["patches"]
+    assert patch["target"] == {"kind": "Deployment"}
+    merged = json.loads(patch["patch"])  # a strategic merge: the manifests' kubernetes.io/os selector stays
+    assert merged["kind"] == "Deployment"
+    assert merged["spec"]["template"]["spec"] == {
+        "tolerations": [toleration],
+        "nodeSelector": {"pool": "system"},
+    }
+    assert "kustomize" not in flux_instance_manifest(OperatorOptions())["spec"]
+    with pytest.raises(ConfigError, match=r"OperatorOptions\.tolerations\[0\]\.effect"):
+        OperatorOptions(tolerations=[{"key": "k", "effect": "Sometimes"}])
 
 
 @pytest.mark.parametrize("version", ["2.8.4", "2.10.0", "2.18.3", "v2.9.4"])
