@@ -26,6 +26,10 @@ __all__ = [
     "EXTERNAL_SECRETS_NAMESPACE",
     "FLUX_CHART_VERSION",
     "FLUX_NAMESPACE",
+    "FLUX_OPERATOR_BUNDLED",
+    "FLUX_OPERATOR_CHART_VERSION",
+    "FLUX_OPERATOR_FLUX_VERSION",
+    "FLUX_OPERATOR_VERSION",
     "FLUX_TENANT_LABEL",
     "FLUX_VERSION",
     "KUBERNETES_FLOOR",
@@ -149,10 +153,32 @@ DEFAULT_TIMEOUT = "5m"
 
 
 class FluxInstall(StrEnum):
-    """Who installs Flux's controllers and CRDs: this component (the pinned chart), or someone else."""
+    """Who installs Flux's controllers and CRDs: this component (the pinned chart), someone else, or the
+    Flux Operator, from a ``FluxInstance`` this component owns."""
 
     HELM = "helm"
     EXTERNAL = "external"
+    OPERATOR = "operator"
+
+
+FLUX_OPERATOR_VERSION = "0.59.0"
+"""The Flux Operator ``flux.install: operator`` installs (and the local cluster runs)."""
+FLUX_OPERATOR_CHART_VERSION = "0.59.0"
+"""The ``flux-operator`` chart that ships operator ``FLUX_OPERATOR_VERSION``: the chart's version is the
+operator's, release by release."""
+FLUX_OPERATOR_FLUX_VERSION = "2.9.4"
+"""The Flux release a ``FluxInstance`` installs unless ``flux.version`` says otherwise: the one the local
+cluster runs the controllers of, so users of ``install: operator`` run what is tested."""
+FLUX_OPERATOR_BUNDLED: tuple[str, ...] = (
+    *("2.2.3", "2.3.0", "2.4.0", "2.5.0", "2.5.1"),
+    *(f"2.6.{patch}" for patch in range(5)),
+    *(f"2.7.{patch}" for patch in range(6)),
+    *("2.8.0", "2.8.1", "2.8.2", "2.8.3", "2.8.5", "2.8.6", "2.8.7", "2.8.8"),
+    *(f"2.9.{patch}" for patch in range(6)),
+)
+"""The Flux releases whose manifests operator ``FLUX_OPERATOR_VERSION`` bundles (its ``config/data/flux``):
+the operator has no manifests for another (a ``FluxInstance`` that names no distribution artifact to pull
+fails to build). 2.8.4 is not among them."""
 
 
 class FluxComponent(StrEnum):

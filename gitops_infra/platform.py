@@ -39,6 +39,7 @@ from gitops_infra.components.flux import (
     GitAuth,
     InstallOptions,
     NotificationArgs,
+    OperatorOptions,
     SourceSecretOptions,
     SyncOptions,
     build_repository_webhook,
@@ -169,11 +170,23 @@ def _cluster_args(config: StackConfig, cluster: ClusterSpec, tags: dict[str, str
     )
 
 
-def _install_options(config: StackConfig) -> InstallOptions | None:
+def _install_options(config: StackConfig) -> InstallOptions | OperatorOptions | None:
     flux = config.flux
     if flux.install is FluxInstall.EXTERNAL:
         return None
     cluster = config.cluster
+    if flux.install is FluxInstall.OPERATOR:
+        return OperatorOptions(
+            version=flux.version,
+            components=flux.components,
+            components_extra=flux.components_extra,
+            network_policy=flux.network_policy,
+            cluster_type="aws" if isinstance(cluster, ClusterSpec) else "kubernetes",
+            multi_tenancy=bool(config.tenants),
+            tolerations=[t.model_dump(by_alias=True, exclude_none=True) for t in flux.tolerations],
+            node_selector=flux.node_selector,
+            install_operator=flux.operator_install == "helm",
+        )
     return InstallOptions(
         version=flux.version,
         components=flux.components,

@@ -19,6 +19,7 @@ One module per thing checked; every name is also this package's, so callers writ
     github        GitHub hosts and API URLs, App IDs, repository names
     flux          Flux's controllers, chart version, Kubernetes floor, reconcile requests
     receiver      the webhook Receiver's public URL and the path it serves
+    flux_operator the Flux releases the pinned Flux Operator installs
     stacks        prod stacks, plaintext private keys, the fleet section
     tenants       tenants' namespaces and roles, quota quantities, nested sync paths
     secrets_manager  AWS regions, KMS key ARNs, secret name prefixes, IAM grants that read every secret
@@ -72,6 +73,7 @@ from gitops_infra.checks.flux import (
     notifications_problem,
     reconcile_request_problem,
 )
+from gitops_infra.checks.flux_operator import flux_operator_version_problem
 from gitops_infra.checks.git import (
     BRANCH_PATTERN,
     DEFAULT_BRANCH,
@@ -272,6 +274,7 @@ __all__ = [
     "dns_label_problem",
     "flux_components_extra_problem",
     "flux_components_problem",
+    "flux_operator_version_problem",
     "format_duration",
     "git_auth_url_problem",
     "git_provider_problem",

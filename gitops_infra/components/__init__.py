@@ -36,6 +36,7 @@ from gitops_infra.components.flux import (
     GitHubAppSecretOptions,
     InstallOptions,
     NotificationArgs,
+    OperatorOptions,
     SourceSecretOptions,
     SyncOptions,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "NewVpcArgs",
     "NodeGroupArgs",
     "NotificationArgs",
+    "OperatorOptions",
     "RepositoryVisibility",
     "SealedSecrets",
     "SealedSecretsArgs",

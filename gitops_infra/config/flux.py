@@ -90,10 +90,21 @@ class FluxSpec(ConfigModel):
     objects and the notifications. ``components`` still says which controllers run there. The sync
     objects are named ``flux-system``, as a Flux Operator ``FluxInstance`` with ``.spec.sync`` names its
     own: leave that unset, or the two fight over one GitRepository and one Kustomization.
+
+    ``install: operator`` installs the Flux Operator (its ``flux-operator`` chart, unless
+    ``operatorInstall: external`` says the operator already runs) and a ``FluxInstance`` the stack owns,
+    with no ``.spec.sync``: the stack makes the sync objects as in the other modes. ``version`` is then
+    the Flux release (default ``defaults.FLUX_OPERATOR_FLUX_VERSION``), one the operator bundles; a new
+    ``version`` is how Flux is upgraded.
     """
 
     install: defaults.FluxInstall = defaults.FluxInstall.HELM
     version: Annotated[str, gate(checks.chart_version_problem)] = defaults.FLUX_CHART_VERSION
+    """The flux2 chart's version; with ``install: operator``, the Flux release the FluxInstance runs."""
+    operator_install: Literal["helm", "external"] = "helm"
+    """With ``install: operator``: ``helm`` installs the operator's chart; ``external``, the operator runs
+    already (installed outside this stack, as the local cluster runs it), and only the FluxInstance is
+    made."""
     namespace: DnsLabel = defaults.FLUX_NAMESPACE
     components: Annotated[tuple[defaults.FluxComponent, ...], gate(checks.flux_components_problem)] = (
         defaults.DEFAULT_COMPONENTS
@@ -119,6 +130,24 @@ class FluxSpec(ConfigModel):
     notifications: NotificationsSpec | None = None
     receiver: ReceiverSpec | None = None
     """Instant sync: a webhook ``Receiver`` that GitHub's push events reach (see ``ReceiverSpec``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _operator_version_default(cls, data: object) -> object:
+        # The default version depends on the mode: the chart's with helm, Flux's own with the operator.
+        operator = isinstance(data, dict) and data.get("install") == defaults.FluxInstall.OPERATOR
+        if operator and isinstance(data, dict) and "version" not in data:
+            return {**data, "version": defaults.FLUX_OPERATOR_FLUX_VERSION}
+        return data
+
+    @field_validator("version")
+    @classmethod
+    def _bundled_by_the_operator(cls, value: str, info: ValidationInfo) -> str:
+        if info.data.get("install") is defaults.FluxInstall.OPERATOR:
+            problem = checks.flux_operator_version_problem(value)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
 
     @field_validator("ready_timeout")
     @classmethod
@@ -160,6 +189,8 @@ class FluxSpec(ConfigModel):
                 f"{', '.join(unused)}: not used with install: external (the controllers are installed "
                 "outside this stack)"
             )
+        if self.install is not defaults.FluxInstall.OPERATOR and "operator_install" in self.model_fields_set:
+            raise ValueError("operatorInstall: only used with install: operator")
         return self
 
     @property

@@ -7,6 +7,8 @@ its token endpoint and git over HTTPS, with a certificate from the cluster's CA.
 :class:`ExternalSecretsController`, started on request after the cluster, runs External Secrets Operator
 against moto's server as AWS Secrets Manager. :class:`ImageRegistry` is a container registry on loopback
 (distribution's), which images are pushed to over its HTTP API: the image source of image automation.
+against moto's server as AWS Secrets Manager. :class:`FluxOperator`, likewise on request, runs the Flux
+Operator, for stacks with ``flux.install: operator``.
 
 It runs from the binaries ``make setup`` builds into a checkout's ``.tools/`` (:class:`Toolchain` finds
 them), and needs the ``local`` extra (``pip install 'gitops-infra[local]'``) for the cluster's PKI and
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from ._cluster import LocalCluster
     from ._external_secrets import ExternalSecretsController
     from ._fleet_server import DeployKeyPair, FleetServer
+    from ._flux_operator import FluxOperator
     from ._github import GitHubApp, GitHubAppServer
     from ._processes import free_port, running
     from ._project import Toolchain
@@ -47,6 +50,7 @@ __all__ = [
     "DeployKeyPair",
     "ExternalSecretsController",
     "FleetServer",
+    "FluxOperator",
     "GitHubApp",
     "GitHubAppServer",
     "ImageRegistry",

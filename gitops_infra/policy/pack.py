@@ -192,8 +192,8 @@ POLICY_SPECS: tuple[PolicySpec, ...] = (
         DEPLOY_KEY_READ_ONLY,
         (
             "The fleet repository's deploy key is read-only unless Flux image automation is on: "
-            "inferred from the stack's flux2 Helm release (imageAutomationController.create), or "
-            "forced by config."
+            "inferred from the stack's flux2 Helm release (imageAutomationController.create) or its "
+            "FluxInstance (spec.components), or forced by config."
         ),
         EnforcementLevel.MANDATORY,  # security: a writable key lets the cluster push to the fleet repo
         OnStack(

@@ -13,6 +13,7 @@ from gitops_infra.components.deploy_key import KeyAlgorithm
 from gitops_infra.components.eks_cluster import ALL_LOG_TYPES, EndpointAccess, NatGateways
 from gitops_infra.components.flux import DEFAULT_COMPONENTS, FLUX_CHART_VERSION, FLUX_NAMESPACE, FluxComponent
 from gitops_infra.config import load_config, load_stack_config, platform_name
+from gitops_infra.defaults import FLUX_OPERATOR_FLUX_VERSION
 from gitops_infra.errors import ConfigError
 
 from .conftest import GITHUB_TEST_TOKEN, SOPS_TEST_KEY, stack_config
@@ -490,7 +491,24 @@ def test_flux_installed_elsewhere_takes_no_install_settings(minimal: dict[str, A
         "installed outside this stack)",
     )
     minimal["flux"] = {"install": "operator"}
-    assert problems_of(minimal)[0].startswith("gitops-infra:flux.install:")
+    assert load_config(minimal, stack="t").flux.version == FLUX_OPERATOR_FLUX_VERSION
+
+
+def test_with_the_operator_the_version_is_flux_s_and_one_the_operator_bundles(
+    minimal: dict[str, Any],
+) -> None:
+    minimal["flux"] = {"install": "operator", "version": "2.8.5", "operatorInstall": "external"}
+    flux = load_config(minimal, stack="t").flux
+    assert (flux.version, flux.operator_install) == ("2.8.5", "external")
+    minimal["flux"]["version"] = "2.18.3"  # the chart's version, not Flux's
+    assert problems_of(minimal) == (
+        "gitops-infra:flux.version: must be a Flux release the Flux Operator 0.59.0 bundles (2.2.3 to 2.9.5, "
+        "such as 2.9.4)",
+    )
+    minimal["flux"] = {"install": "operator", "nodeSelector": {"pool": "system"}}
+    assert load_config(minimal, stack="t").flux.node_selector == {"pool": "system"}
+    minimal["flux"] = {"operatorInstall": "external"}
+    assert problems_of(minimal) == ("gitops-infra:flux: operatorInstall: only used with install: operator",)
 
 
 def test_the_local_stack_loads(minimal: dict[str, Any]) -> None:

@@ -828,6 +828,20 @@ def test_image_automation_is_inferred_from_the_flux_release_in_the_stack() -> No
     assert not rules.flux_image_automation([])
 
 
+FLUX_INSTANCE = "kubernetes:fluxcd.controlplane.io/v1:FluxInstance"
+
+
+def test_image_automation_is_inferred_from_a_flux_instance_in_the_stack() -> None:
+    # `flux.install: operator`: the controllers are the instance's `spec.components`.
+    base = ["source-controller", "kustomize-controller"]
+    on = {"spec": {"components": [*base, "image-reflector-controller", "image-automation-controller"]}}
+    assert rules.flux_image_automation([(FLUX_INSTANCE, on)])
+    assert rules.flux_image_automation([(FLUX_INSTANCE, {"spec": json.dumps(on["spec"])})])
+    assert not rules.flux_image_automation([(FLUX_INSTANCE, {"spec": {"components": base}})])
+    # No components: the operator's defaults, which leave image automation out.
+    assert not rules.flux_image_automation([(FLUX_INSTANCE, {"spec": {}})])
+
+
 @pytest.mark.parametrize(
     ("stack", "config", "violations"),
     [

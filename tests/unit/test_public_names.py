@@ -432,6 +432,34 @@ ADDED_FOR_RECEIVER: dict[str, tuple[str, ...]] = {
         "receiver_manifest",
     ),
 }
+# The Flux Operator as an install mode (issue 49).
+ADDED_FOR_FLUX_OPERATOR: dict[str, tuple[str, ...]] = {
+    "gitops_infra": ("OperatorOptions",),
+    "gitops_infra.components": ("OperatorOptions",),
+    "gitops_infra.components.flux": (
+        "FLUX_INSTANCE_API_VERSION",
+        "FLUX_INSTANCE_NAME",
+        "FLUX_OPERATOR_CHART",
+        "FLUX_OPERATOR_CHART_VERSION",
+        "FLUX_OPERATOR_FLUX_VERSION",
+        "FLUX_OPERATOR_VERSION",
+        "FLUX_REGISTRY",
+        "RUNTIME_INFO_CONFIGMAP",
+        "OperatorInstall",
+        "OperatorOptions",
+        "build_operator",
+        "flux_instance_manifest",
+        "runtime_info_data",
+    ),
+    "gitops_infra.local": ("FluxOperator",),
+    "gitops_infra.checks": ("flux_operator_version_problem",),
+    "gitops_infra.defaults": (
+        "FLUX_OPERATOR_BUNDLED",
+        "FLUX_OPERATOR_CHART_VERSION",
+        "FLUX_OPERATOR_FLUX_VERSION",
+        "FLUX_OPERATOR_VERSION",
+    ),
+}
 
 NAMES = [
     (package, name)
@@ -443,6 +471,7 @@ NAMES = [
         ADDED_FOR_SEALING_KEYS,
         ADDED_FOR_IMAGE_AUTOMATION,
         ADDED_FOR_RECEIVER,
+        ADDED_FOR_FLUX_OPERATOR,
     )
     for package, names in table.items()
     for name in names

@@ -16,6 +16,8 @@
 #   pulumi-kubernetes/     pulumi-resource-kubernetes (the one provider/v4 pseudo-version served)
 #   sealed-secrets/        the Sealed Secrets controller and kubeseal (v0.40.0): sealed-secrets.sh builds them
 #   external-secrets/      External Secrets Operator (v0.20.4), by build-external-secrets.sh, on a stamp of its own
+#   flux-operator/         the Flux Operator (v0.59.0) and Flux's manifests it bundles, by build-flux-operator.sh,
+#                          on a stamp of its own
 #
 # It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds (so
 # notification-controller's no longer need controller-gen), and concatenates kwok's node and pod stages
@@ -49,10 +51,12 @@ fi
 command -v go >/dev/null || die "the local cluster is built from Go modules: install Go 1.26+ and rerun setup"
 
 bash "$here/build-external-secrets.sh"
+bash "$here/build-flux-operator.sh"
 
-# External Secrets has a stamp of its own (its build is the longest): a change to it relinks nothing else.
+# External Secrets and the Flux Operator have stamps of their own: a change to either relinks nothing else.
 want=$(find "$here" -maxdepth 2 \( -name go.mod -o -name go.sum -o -name '*.sh' \) -not -path "$here/external-secrets/*" \
-  -not -name build-external-secrets.sh | LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1)
+  -not -name build-external-secrets.sh -not -path "$here/flux-operator/*" -not -name build-flux-operator.sh |
+  LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1)
 flux=(source-controller kustomize-controller helm-controller notification-controller image-reflector-controller
   image-automation-controller)
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok "${flux[@]}" pulumi-resource-kubernetes

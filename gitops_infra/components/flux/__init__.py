@@ -9,6 +9,8 @@ piece is a pure *options → manifest* function plus a builder that registers it
    deploy key (``SourceSecretOptions``) or a GitHub App (``GitHubAppSecretOptions``); and the SOPS age key.
 3. :mod:`.sync` (``git_repository_manifest``, ``kustomization_manifest`` / ``build_sync``): the
    ``GitRepository`` and the ``Kustomization`` (``prune: true``), which ``up`` waits on.
+   Or :mod:`.operator` (``flux_instance_manifest`` / ``build_operator``): the Flux Operator and a
+   ``FluxInstance`` of a pinned Flux release, which installs the controllers.
 4. :mod:`.notifications` (``notification_manifests`` / ``build_notifications``), optional: a
    notification ``Provider`` and an ``Alert`` on the sync objects' events.
 5. :mod:`.receiver` (``receiver_manifest`` / ``build_receiver``, ``build_repository_webhook``),
@@ -34,6 +36,7 @@ from gitops_infra.components.flux import (
     bootstrap,
     install,
     notifications,
+    operator,
     receiver,
     source_secret,
     sync,
@@ -44,6 +47,7 @@ from gitops_infra.components.flux._names import *  # noqa: F403
 from gitops_infra.components.flux.bootstrap import *  # noqa: F403
 from gitops_infra.components.flux.install import *  # noqa: F403
 from gitops_infra.components.flux.notifications import *  # noqa: F403
+from gitops_infra.components.flux.operator import *  # noqa: F403
 from gitops_infra.components.flux.receiver import *  # noqa: F403
 from gitops_infra.components.flux.source_secret import *  # noqa: F403
 from gitops_infra.components.flux.sync import *  # noqa: F403
@@ -55,6 +59,9 @@ from gitops_infra.defaults import (
     DEFAULT_TIMEOUT,
     FLUX_CHART_VERSION,
     FLUX_NAMESPACE,
+    FLUX_OPERATOR_CHART_VERSION,
+    FLUX_OPERATOR_FLUX_VERSION,
+    FLUX_OPERATOR_VERSION,
     FLUX_VERSION,
     KUBERNETES_FLOOR,
     MIN_KUBERNETES_VERSION,
@@ -72,6 +79,9 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "FLUX_CHART_VERSION",
     "FLUX_NAMESPACE",
+    "FLUX_OPERATOR_CHART_VERSION",
+    "FLUX_OPERATOR_FLUX_VERSION",
+    "FLUX_OPERATOR_VERSION",
     "FLUX_VERSION",
     "KUBERNETES_FLOOR",
     "MIN_KUBERNETES_VERSION",
@@ -85,5 +95,6 @@ __all__ += bootstrap.__all__
 __all__ += install.__all__
 __all__ += notifications.__all__
 __all__ += receiver.__all__
+__all__ += operator.__all__
 __all__ += source_secret.__all__
 __all__ += sync.__all__

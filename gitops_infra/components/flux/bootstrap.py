@@ -30,6 +30,7 @@ from gitops_infra.components._kubernetes import NamespaceResource
 from gitops_infra.components.environment import build_environment_configmap
 from gitops_infra.components.flux.install import InstallOptions, build_install
 from gitops_infra.components.flux.notifications import NotificationArgs, Notifications, build_notifications
+from gitops_infra.components.flux.operator import OperatorOptions, build_operator
 from gitops_infra.components.flux.receiver import Receiver, build_receiver
 from gitops_infra.components.flux.source_secret import (
     SOPS_SECRET_NAME,
@@ -52,9 +53,11 @@ class FluxBootstrapArgs:
     """Inputs of ``FluxBootstrap``: the three option groups whole, and what spans them.
 
     ``source`` and ``sync`` have no defaults (a key or an App, and a repository, are needed);
-    ``install`` defaults to the pinned chart's default controllers, and ``None`` means Flux's controllers
-    and CRDs are installed outside this component (the Flux Operator, an EKS add-on): then it adopts the
-    namespace, and leaves it in place on destroy. ``sops_age_key`` (kept secret) turns on SOPS decryption.
+    ``install`` defaults to the pinned chart's default controllers; an ``OperatorOptions`` installs Flux
+    through the Flux Operator and a ``FluxInstance`` (:mod:`.operator`); and ``None`` means Flux's
+    controllers and CRDs are installed outside this component (an EKS add-on): then it adopts the
+    namespace, and leaves it in place on destroy, as it does when the operator runs already.
+    ``sops_age_key`` (kept secret) turns on SOPS decryption.
 
     ``environment`` hands the environment contract to the fleet: it is written as the ``environment``
     ConfigMap in Flux's namespace, and the Kustomization substitutes from it (``${baseDomain}``).
@@ -63,7 +66,7 @@ class FluxBootstrapArgs:
 
     source: GitAuth
     sync: SyncOptions
-    install: InstallOptions | None = field(default_factory=InstallOptions)
+    install: InstallOptions | OperatorOptions | None = field(default_factory=InstallOptions)
     notifications: NotificationArgs | None = None
     receiver: bool = False
     """Instant sync: a webhook ``Receiver`` of GitHub's pushes, with its token (:mod:`.receiver`)."""
@@ -82,9 +85,9 @@ class FluxBootstrapArgs:
         )
         problems.check(isinstance(self.sync, SyncOptions), "sync", "must be a SyncOptions")
         problems.check(
-            self.install is None or isinstance(self.install, InstallOptions),
+            self.install is None or isinstance(self.install, InstallOptions | OperatorOptions),
             "install",
-            "must be an InstallOptions, or None (installed outside this component)",
+            "must be an InstallOptions, an OperatorOptions, or None (installed outside this component)",
         )
         problems.check(
             self.environment is None or isinstance(self.environment, Environment),
@@ -105,14 +108,14 @@ class FluxBootstrapArgs:
                 lambda hosts: checks.known_hosts_for_url_problem(hosts, url),
                 known_hosts,
             )
-        if self.notifications is not None and isinstance(self.install, InstallOptions):
+        if self.notifications is not None and isinstance(self.install, InstallOptions | OperatorOptions):
             # The config's check, in words that point at install.components, where the Args list them.
             problems.check(
                 checks.notifications_problem(self.install.installed) is None,
                 "notifications",
                 f"needs {checks.NOTIFICATION_CONTROLLER} in install.components",
             )
-        if self.receiver and isinstance(self.install, InstallOptions):
+        if self.receiver and isinstance(self.install, InstallOptions | OperatorOptions):
             problems.check(
                 checks.notifications_problem(self.install.installed) is None,
                 "receiver",
@@ -128,6 +131,10 @@ class FluxBootstrap(pulumi.ComponentResource):
     repository_url: pulumi.Output[str]
     namespace_resource: NamespaceResource
     controllers: k8s.helm.v3.Release | None
+    flux_instance: k8s.apiextensions.CustomResource | None
+    """The ``FluxInstance`` with ``OperatorOptions``; the sync objects wait for it, as for ``controllers``."""
+    operator: k8s.helm.v3.Release | None
+    """The Flux Operator's chart, when this component installs the operator."""
     source_secret: k8s.core.v1.SecretPatch
     sops_secret: k8s.core.v1.SecretPatch | None
     environment_config_map: k8s.core.v1.ConfigMapPatch | None
@@ -140,13 +147,17 @@ class FluxBootstrap(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         labels = {"app.kubernetes.io/part-of": "flux", **args.labels}
+        # An operator that runs already was installed, with its namespace, outside this component.
+        owns_namespace = args.install is not None and not (
+            isinstance(args.install, OperatorOptions) and not args.install.install_operator
+        )
         self.namespace_resource = (
             k8s.core.v1.Namespace(
                 f"{name}-namespace",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=args.sync.namespace, labels=labels),
                 opts=pulumi.ResourceOptions(parent=self),
             )
-            if args.install is not None
+            if owns_namespace
             # Installed elsewhere, Flux's namespace exists and is not this component's: its labels are
             # patched in, and it is neither created nor deleted here, under any provider (a create of an
             # existing object fails from pulumi-kubernetes 4.29 on, unless the provider upserts).
@@ -158,9 +169,16 @@ class FluxBootstrap(pulumi.ComponentResource):
         )
         self.controllers = (
             build_install(name, args.install, self.namespace_resource, self)
-            if args.install is not None
+            if isinstance(args.install, InstallOptions)
             else None
         )
+        self.flux_instance = self.operator = None
+        if isinstance(args.install, OperatorOptions):
+            built = build_operator(
+                name, args.install, self.namespace_resource, self, args.sync.namespace, args.environment
+            )
+            self.flux_instance, self.operator = built.instance, built.operator
+        installed = self.controllers if self.controllers is not None else self.flux_instance
         self.source_secret = build_source_secret(name, args.source, self.namespace_resource, self)
         self.sops_secret = (
             build_sops_secret(name, args.sops_age_key, self.namespace_resource, self)
@@ -186,14 +204,14 @@ class FluxBootstrap(pulumi.ComponentResource):
             )
             sync = replace(sync, substitute_from=(*sync.substitute_from, ENVIRONMENT_CONFIGMAP))
             sync_after.append(self.environment_config_map)
-        self.sync = build_sync(name, sync, self.controllers, secrets, self, sync_after)
+        self.sync = build_sync(name, sync, installed, secrets, self, sync_after)
         self.notifications = (
-            build_notifications(name, args.notifications, self.namespace_resource, self.controllers, self)
+            build_notifications(name, args.notifications, self.namespace_resource, installed, self)
             if args.notifications is not None
             else None
         )
         self.receiver = (
-            build_receiver(name, self.namespace_resource, self.controllers, self.sync.git_repository, self)
+            build_receiver(name, self.namespace_resource, installed, self.sync.git_repository, self)
             if args.receiver
             else None
         )
@@ -205,6 +223,7 @@ class FluxBootstrap(pulumi.ComponentResource):
             {
                 "namespace": self.namespace,
                 "repositoryUrl": self.repository_url,
-                "chartVersion": args.install.version if args.install is not None else None,
+                "chartVersion": args.install.version if isinstance(args.install, InstallOptions) else None,
+                "fluxVersion": args.install.version if isinstance(args.install, OperatorOptions) else None,
             }
         )

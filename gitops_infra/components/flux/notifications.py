@@ -97,7 +97,7 @@ def build_notifications(
     name: str,
     args: NotificationArgs,
     namespace: NamespaceResource,
-    controllers: k8s.helm.v3.Release | None,
+    controllers: pulumi.Resource | None,
     parent: pulumi.Resource,
 ) -> Notifications:
     """The webhook Secret, the notification ``Provider`` and the ``Alert`` that uses it."""

@@ -99,7 +99,7 @@ def receiver_manifest(namespace: pulumi.Input[str]) -> dict[str, Any]:
 def build_receiver(
     name: str,
     namespace: NamespaceResource,
-    controllers: k8s.helm.v3.Release | None,
+    controllers: pulumi.Resource | None,
     git_repository: pulumi.Resource,
     parent: pulumi.Resource,
 ) -> Receiver:

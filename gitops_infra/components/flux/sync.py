@@ -260,7 +260,7 @@ class SyncObjects:
 def build_sync(
     name: str,
     options: SyncOptions,
-    controllers: k8s.helm.v3.Release | None,
+    controllers: pulumi.Resource | None,
     secrets: Sequence[k8s.core.v1.SecretPatch],
     parent: pulumi.Resource,
     sync_after: Sequence[pulumi.Resource] = (),

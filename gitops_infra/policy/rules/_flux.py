@@ -35,6 +35,9 @@ FLUX_CHART = "flux2"
 """The fluxcd-community chart that installs the Flux controllers (``gitops_infra.components.flux``)."""
 FLUX_IMAGE_AUTOMATION_VALUES = ("imageAutomationController", "create")
 """Where the chart's values turn on image-automation-controller, the only controller that pushes to git."""
+FLUX_INSTANCE_TYPES = ("kubernetes:fluxcd.controlplane.io/v1:FluxInstance",)
+"""The Flux Operator's FluxInstance (``flux.install: operator``): its ``spec.components`` are what runs."""
+IMAGE_AUTOMATION_CONTROLLER = "image-automation-controller"
 GIT_REPOSITORY_TYPES = ("kubernetes:source.toolkit.fluxcd.io/v1:GitRepository",)
 KUSTOMIZATION_TYPES = ("kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization",)
 ALERT_TYPES = (
@@ -69,9 +72,22 @@ def flux_image_automation(resources: Iterable[tuple[str, Mapping[str, Any]]]) ->
     A Flux install is a Helm release of the ``flux2`` chart; image automation is on unless its values set
     ``imageAutomationController.create`` to false: the chart's own default is true (the platform always
     sets it, but a release written elsewhere may not). Values may arrive JSON-encoded, as object-valued
-    inputs sometimes do; values that cannot be read count as the chart's defaults.
+    inputs sometimes do; values that cannot be read count as the chart's defaults. Or it is a Flux
+    Operator ``FluxInstance``, whose ``spec.components`` name image-automation-controller (the operator's
+    default components leave it out).
     """
     for resource_type, props in resources:
+        if resource_type in FLUX_INSTANCE_TYPES:
+            spec: Any = props.get("spec")
+            if isinstance(spec, str):
+                try:
+                    spec = json.loads(spec)
+                except ValueError:
+                    spec = None
+            components = spec.get("components") if isinstance(spec, Mapping) else None
+            if isinstance(components, list) and IMAGE_AUTOMATION_CONTROLLER in components:
+                return True
+            continue
         if resource_type not in HELM_RELEASE_TYPES or props.get("chart") != FLUX_CHART:
             continue
         values: Any = props.get("values")
