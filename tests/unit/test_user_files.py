@@ -99,6 +99,7 @@ _OWN_FILES = {
     "gitops_infra/local/_record.py": "the local harness's process record (it checks for a regular file)",
     "gitops_infra/local/_sealed_secrets.py": "the SealedSecret CRD manifest setup copied into the toolchain",
     "gitops_infra/local/_external_secrets.py": "the External Secrets CRDs setup copied into the toolchain",
+    "gitops_infra/local/_flux_operator.py": "the Flux Operator's CRDs setup copied into the toolchain",
     "gitops_infra/local/_registry.py": "an image layer it builds in memory (tarfile.open of a buffer)",
     "bench/__main__.py": "the test run's own timing record",
     "bench/fleet_shards.py": "the benchmark's own fixture and outputs",
