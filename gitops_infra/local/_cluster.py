@@ -28,15 +28,15 @@ import base64
 import contextlib
 import json
 import ssl
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ._crds import apply_crds
 from ._nodes import start_nodes
 from ._pki import Pki, issue
-from ._processes import READY_SECONDS, Harness, Processes, component_flags, free_port, says_ok
+from ._processes import Harness, Processes, component_flags, free_port, says_ok
 from ._project import SETUP_HINT, Toolchain, require_local_extra
 
 __all__ = ["FLUX_NAMESPACE", "FLUX_RECONCILER", "LOCKDOWN_FLAGS", "SERVICE_RANGE", "LocalCluster"]
@@ -223,28 +223,8 @@ class LocalCluster(Harness):
         )
 
     def _apply_crds(self) -> None:
-        import yaml
-        from kubernetes import client
-
-        extensions = client.ApiextensionsV1Api(self.api())
-        names = []
-        for path in sorted(self.toolchain.crd_dir.glob("*.yaml")):
-            for document in yaml.safe_load_all(path.read_text()):
-                if document and document.get("kind") == "CustomResourceDefinition":
-                    extensions.create_custom_resource_definition(document)
-                    names.append(document["metadata"]["name"])
-        if not names:
+        if not apply_crds(self.api(), sorted(self.toolchain.crd_dir.glob("*.yaml"))):
             raise FileNotFoundError(f"no CRDs in {self.toolchain.crd_dir}: {SETUP_HINT}")
-        deadline = time.monotonic() + READY_SECONDS
-        for name in names:
-            while True:
-                status = extensions.read_custom_resource_definition(name).status
-                conditions = {c.type: c.status for c in (status.conditions or [])} if status else {}
-                if conditions.get("Established") == "True":
-                    break
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"CRD {name} was not established within {READY_SECONDS:.0f} s")
-                time.sleep(0.2)
 
     @property
     def trusted_certificates(self) -> Path:

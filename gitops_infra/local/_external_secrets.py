@@ -19,25 +19,23 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MissingExtraError
-from ._processes import READY_SECONDS, Harness, Processes, free_port
+from ._crds import apply_crds
+from ._processes import Harness, Processes, free_port
 from ._project import SETUP_HINT
 
 if TYPE_CHECKING:
     from ._cluster import LocalCluster
 
-__all__ = ["CREDENTIALS", "FIELD_MANAGER", "ExternalSecretsController"]
+__all__ = ["CREDENTIALS", "ExternalSecretsController"]
 
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 """The dummy credentials the controller and :meth:`ExternalSecretsController.secrets_manager` sign with:
 moto accepts any."""
-FIELD_MANAGER = "gitops-infra-local"
-"""Who the CRDs' server-side apply is recorded as."""
 BUILD_DIR = "external-secrets"
 """Where setup builds the controller and its CRD bundle, beside the cluster's ``bin``."""
 
@@ -73,28 +71,7 @@ class ExternalSecretsController(Harness):
         self._start_controller()
 
     def _apply_crds(self) -> None:
-        import yaml
-        from kubernetes import client
-
-        extensions = client.ApiextensionsV1Api(self.cluster.api())
-        names = []
-        for document in yaml.safe_load_all(self.crds.read_text()):
-            if document and document.get("kind") == "CustomResourceDefinition":
-                name = document["metadata"]["name"]
-                extensions.patch_custom_resource_definition(
-                    name,
-                    document,
-                    field_manager=FIELD_MANAGER,
-                    force=True,
-                    _content_type="application/apply-patch+yaml",
-                )
-                names.append(name)
-        deadline = time.monotonic() + READY_SECONDS
-        for name in names:
-            while not _established(extensions.read_custom_resource_definition(name)):
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"CRD {name} was not established within {READY_SECONDS:.0f} s")
-                time.sleep(0.2)
+        apply_crds(self.cluster.api(), [self.crds])
 
     def _start_moto(self) -> None:
         port = free_port()
@@ -144,11 +121,6 @@ class ExternalSecretsController(Harness):
             aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
             aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
         )
-
-
-def _established(crd: Any) -> bool:
-    conditions = crd.status.conditions or [] if crd.status else []
-    return any(c.type == "Established" and c.status == "True" for c in conditions)
 
 
 def _answers(url: str) -> bool:

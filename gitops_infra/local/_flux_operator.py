@@ -18,12 +18,12 @@ real; what a FluxInstance's images would do is what those processes do.
 
 from __future__ import annotations
 
-import time
 import urllib.request
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ._processes import READY_SECONDS, Harness, Processes, free_port
+from ._crds import apply_crds
+from ._processes import Harness, Processes, free_port
 from ._project import SETUP_HINT
 
 if TYPE_CHECKING:
@@ -85,27 +85,7 @@ class FluxOperator(Harness):
         self.processes.wait_until(operator, ready, "/readyz")
 
     def _apply_crds(self) -> None:
-        import yaml
-        from kubernetes import client
-        from kubernetes.client.exceptions import ApiException
-
-        extensions = client.ApiextensionsV1Api(self.cluster.api())
-        names = []
-        for path in sorted(self.crds.glob("*.yaml")):
-            for document in yaml.safe_load_all(path.read_text()):
-                if document and document.get("kind") == "CustomResourceDefinition":
-                    try:
-                        extensions.create_custom_resource_definition(document)
-                    except ApiException as exc:
-                        if exc.status != 409:  # 409: an earlier operator on this cluster applied it
-                            raise
-                    names.append(document["metadata"]["name"])
-        deadline = time.monotonic() + READY_SECONDS
-        for name in names:
-            while not _established(extensions.read_custom_resource_definition(name)):
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"CRD {name} was not established within {READY_SECONDS:.0f} s")
-                time.sleep(0.2)
+        apply_crds(self.cluster.api(), sorted(self.crds.glob("*.yaml")))
 
     def _make_namespace(self) -> None:
         from kubernetes import client
@@ -117,8 +97,3 @@ class FluxOperator(Harness):
         except ApiException as exc:
             if exc.status != 409:  # 409: it exists
                 raise
-
-
-def _established(crd: Any) -> bool:
-    conditions = crd.status.conditions or [] if crd.status else []
-    return any(c.type == "Established" and c.status == "True" for c in conditions)

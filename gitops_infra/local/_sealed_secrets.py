@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 from ._cluster import LocalCluster
-from ._processes import READY_SECONDS, Harness, Processes, free_port
+from ._crds import apply_crds
+from ._processes import Harness, Processes, free_port
 
 __all__ = [
     "CONTROLLER",
@@ -87,30 +87,10 @@ class SealedSecretsController(Harness):
         self._start_controller(self._service_account())
 
     def _apply_crd(self) -> None:
-        import yaml
-        from kubernetes import client
-        from kubernetes.client.exceptions import ApiException
-
         path = self.cluster.toolchain.crd_dir / CRD_FILE
         if not path.is_file():
             raise FileNotFoundError(f"{path} is missing: run `make setup` to build the local cluster")
-        document = yaml.safe_load(path.read_text())
-        extensions = client.ApiextensionsV1Api(self.cluster.api())
-        try:
-            extensions.create_custom_resource_definition(document)
-        except ApiException as exc:
-            if exc.status != 409:  # another controller of the session applied it
-                raise
-        name = document["metadata"]["name"]
-        deadline = time.monotonic() + READY_SECONDS
-        while True:
-            status = extensions.read_custom_resource_definition(name).status
-            conditions = {c.type: c.status for c in (status.conditions or [])} if status else {}
-            if conditions.get("Established") == "True":
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"CRD {name} was not established within {READY_SECONDS:.0f} s")
-            time.sleep(0.2)
+        apply_crds(self.cluster.api(), [path])
 
     def _service_account(self) -> Path:
         """The namespace, the ServiceAccount bound to ``cluster-admin``, and a directory holding what a pod's
