@@ -20,6 +20,7 @@ from gitops_infra import checks
 from gitops_infra.checks import kubernetes_floor_problem
 from gitops_infra.components._args import Problems
 from gitops_infra.components._kubernetes import NamespaceResource
+from gitops_infra.components.flux._controllers import check_controllers
 from gitops_infra.defaults import (
     DEFAULT_COMPONENTS,
     DEFAULT_SERVICE_ACCOUNT,
@@ -89,16 +90,7 @@ class InstallOptions:
     def __post_init__(self) -> None:
         problems = Problems("InstallOptions")
         problems.gate("version", checks.chart_version_problem, self.version)
-        for component in self.installed:
-            problems.check(component in _CHART_KEYS, "components", f"unknown component {component!r}")
-        problems.gate("components", checks.flux_components_problem, self.components)
-        problem = checks.flux_components_extra_problem(self.components_extra, self.components)
-        if problem is not None:
-            problems.add("components_extra", problem)
-        for index, toleration in enumerate(self.tolerations):
-            fields = (toleration.get(key) for key in ("key", "operator", "value", "effect"))
-            for key, message in checks.toleration_problems(*fields):
-                problems.add(f"tolerations[{index}].{key}", message)
+        check_controllers(problems, self.components, self.components_extra, self.tolerations, _CHART_KEYS)
         if self.kubernetes_version is not None:
             problem = kubernetes_floor_problem(self.kubernetes_version, self.version)
             if problem is not None:

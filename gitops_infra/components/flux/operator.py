@@ -35,6 +35,7 @@ import pulumi_kubernetes as k8s
 from gitops_infra import checks
 from gitops_infra.components._args import Problems
 from gitops_infra.components._kubernetes import NamespaceResource, fixed_config_map
+from gitops_infra.components.flux._controllers import check_controllers
 from gitops_infra.components.flux._custom_resource import custom_resource
 from gitops_infra.components.flux.sync import TIMEOUT_ANNOTATION, WAIT_FOR_ANNOTATION, WAIT_FOR_READY
 from gitops_infra.contract import Environment
@@ -114,16 +115,7 @@ class OperatorOptions:
         problems.gate("version", checks.flux_operator_version_problem, self.version)
         problems.gate("chart_version", checks.chart_version_problem, self.chart_version)
         known = set(FluxComponent)
-        for component in self.installed:
-            problems.check(component in known, "components", f"unknown component {component!r}")
-        problems.gate("components", checks.flux_components_problem, self.components)
-        problem = checks.flux_components_extra_problem(self.components_extra, self.components)
-        if problem is not None:
-            problems.add("components_extra", problem)
-        for index, toleration in enumerate(self.tolerations):
-            fields = (toleration.get(key) for key in ("key", "operator", "value", "effect"))
-            for key, message in checks.toleration_problems(*fields):
-                problems.add(f"tolerations[{index}].{key}", message)
+        check_controllers(problems, self.components, self.components_extra, self.tolerations, known)
         types = ("kubernetes", "aws")
         problems.check(self.cluster_type in types, "cluster_type", "must be kubernetes or aws")
         problems.raise_if_any()
