@@ -28,10 +28,12 @@ def apply_crds(api: Any, paths: Iterable[Path]) -> list[str]:
     import yaml
     from kubernetes import client
 
+    # libyaml's loader where PyYAML has it: CRDs run to megabytes, which the pure-Python one reads slowly.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     extensions = client.ApiextensionsV1Api(api)
     names = []
     for path in paths:
-        for document in yaml.safe_load_all(path.read_text()):
+        for document in yaml.load_all(path.read_text(), Loader=loader):
             if document and document.get("kind") == "CustomResourceDefinition":
                 name = document["metadata"]["name"]
                 extensions.patch_custom_resource_definition(
