@@ -17,18 +17,16 @@ syncing an empty fleet path, and ``size`` ConfigMaps, so that ``size`` is about 
 from __future__ import annotations
 
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from statistics import median
 from typing import Any
 
 from gitops_infra.automation import StackOptions, destroy, detect_drift, up
-from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 from tests.support import TOOLCHAIN, drain_project
 
 from .fixture import require_engine
+from .local_fleet import local_fleet
 from .stats import paired_ratio, timed
 
 STACK = "bench"
@@ -40,35 +38,25 @@ DRIFT_TARGET = 1.10
 @contextmanager
 def _stack(size: int) -> Iterator[StackOptions]:
     engine = require_engine()
-    if TOOLCHAIN.missing():
-        raise SystemExit("the local cluster's toolchain is not built: run `make setup`")
-    with tempfile.TemporaryDirectory(prefix="bench-cluster-") as directory:
-        tmp = Path(directory)
-        cluster = LocalCluster(tmp / "cluster", toolchain=TOOLCHAIN).start()
-        key = DeployKeyPair.generate()
-        fleet = FleetServer(tmp / "fleet", key)
-        try:
-            fleet.start()
-            fleet.commit({"clusters/bench/README.md": "The bench's fleet path.\n"}, "an empty fleet path")
-            root, env = drain_project(
-                tmp,
-                STACK,
-                path=[TOOLCHAIN.bin_dir, engine],
-                kubeconfig=cluster.kubeconfig,
-                private_key=key.private_key,
-                settings={
-                    "log": str(tmp / "order.log"),
-                    "knownHosts": fleet.known_hosts,
-                    "url": fleet.url,
-                    "path": "clusters/bench",
-                    "namespace": "flux-bench",
-                    "configMaps": str(size),
-                },
-            )
-            yield StackOptions(work_dir=root, env=env)
-        finally:
-            fleet.stop()
-            cluster.stop()
+    with local_fleet("bench-cluster-") as local:
+        tmp, fleet = local.tmp, local.fleet
+        fleet.commit({"clusters/bench/README.md": "The bench's fleet path.\n"}, "an empty fleet path")
+        root, env = drain_project(
+            tmp,
+            STACK,
+            path=[TOOLCHAIN.bin_dir, engine],
+            kubeconfig=local.cluster.kubeconfig,
+            private_key=local.key.private_key,
+            settings={
+                "log": str(tmp / "order.log"),
+                "knownHosts": fleet.known_hosts,
+                "url": fleet.url,
+                "path": "clusters/bench",
+                "namespace": "flux-bench",
+                "configMaps": str(size),
+            },
+        )
+        yield StackOptions(work_dir=root, env=env)
 
 
 def run(repeats: int, size: int = SIZE) -> dict[str, Any]:

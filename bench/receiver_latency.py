@@ -23,7 +23,6 @@ import random
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,12 +36,13 @@ from pulumi import automation as auto
 from gitops_infra import checks
 from gitops_infra.automation import StackOptions, up
 from gitops_infra.components.flux import FLUX_SYNC_NAME, RECEIVER_SECRET_NAME, RECEIVER_TOKEN_KEY
-from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
+from gitops_infra.local import FleetServer, LocalCluster
 from gitops_infra.local._github_webhook import deliver_github_event
 from gitops_infra.local._project import set_secrets
 from tests.support import REPO_ROOT, TOOLCHAIN, engine_env, init_repo, stack_project, workspace
 
 from .fixture import require_engine
+from .local_fleet import LocalFleet, local_fleet
 
 STACK = "local"
 INTERVAL = "30s"
@@ -70,16 +70,9 @@ def _seconds(duration: str) -> float:
     return checks.parse_duration(duration).total_seconds()
 
 
-def _new_stack(
-    tmp: Path,
-    name: str,
-    cluster: LocalCluster,
-    fleet: FleetServer,
-    key: DeployKeyPair,
-    engine: Path,
-    receiver: bool,
-) -> _Stack:
+def _new_stack(local: LocalFleet, name: str, engine: Path, receiver: bool) -> _Stack:
     """A copy of the local stack named ``name``, as the cluster tests make theirs, configured and ``up``."""
+    tmp, cluster, fleet, key = local.tmp, local.cluster, local.fleet, local.key
     root = stack_project(init_repo(tmp / f"project-{name}", "bench"), virtualenv=sys.prefix)
     shutil.copy(REPO_ROOT / "Pulumi.local.yaml", root / "Pulumi.local.yaml")
     (tmp / f"engine-{name}").mkdir()
@@ -115,28 +108,19 @@ def _new_stack(
 @contextmanager
 def _stacks() -> Iterator[tuple[LocalCluster, FleetServer, _Stack, _Stack]]:
     engine = require_engine()
-    if TOOLCHAIN.missing():
-        raise SystemExit("the local cluster's toolchain is not built: run `make setup`")
-    with tempfile.TemporaryDirectory(prefix="bench-receiver-") as directory:
-        tmp = Path(directory)
-        cluster = LocalCluster(tmp / "cluster", toolchain=TOOLCHAIN).start()
-        key = DeployKeyPair.generate()
-        fleet = FleetServer(tmp / "fleet", key)
+    with local_fleet("bench-receiver-") as local:
         made: list[_Stack] = []
         try:
-            fleet.start()
-            fleet.commit({"README.md": "The bench's fleet.\n"}, "an empty fleet")
+            local.fleet.commit({"README.md": "The bench's fleet.\n"}, "an empty fleet")
             for name, receiver in (("poll", False), ("hook", True)):
-                made.append(_new_stack(tmp, name, cluster, fleet, key, engine, receiver))
-            yield cluster, fleet, made[0], made[1]
+                made.append(_new_stack(local, name, engine, receiver))
+            yield local.cluster, local.fleet, made[0], made[1]
         finally:
             for stack in made:
                 assert stack.options.work_dir is not None
                 auto.Stack.select(STACK, workspace(stack.options.work_dir, stack.options.env)).destroy(
                     on_output=None
                 )
-            fleet.stop()
-            cluster.stop()
 
 
 def _config_map(stack: _Stack, value: int) -> str:

@@ -4,14 +4,13 @@ rule asks)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gitops_infra.checks import parse_duration
 
-from ._inputs import at
+from ._inputs import at, decoded
 
 __all__ = [
     "ALERT_TYPES",
@@ -78,24 +77,14 @@ def flux_image_automation(resources: Iterable[tuple[str, Mapping[str, Any]]]) ->
     """
     for resource_type, props in resources:
         if resource_type in FLUX_INSTANCE_TYPES:
-            spec: Any = props.get("spec")
-            if isinstance(spec, str):
-                try:
-                    spec = json.loads(spec)
-                except ValueError:
-                    spec = None
+            spec = decoded(props.get("spec"))
             components = spec.get("components") if isinstance(spec, Mapping) else None
             if isinstance(components, list) and IMAGE_AUTOMATION_CONTROLLER in components:
                 return True
             continue
         if resource_type not in HELM_RELEASE_TYPES or props.get("chart") != FLUX_CHART:
             continue
-        values: Any = props.get("values")
-        if isinstance(values, str):
-            try:
-                values = json.loads(values)
-            except ValueError:
-                values = None
+        values = decoded(props.get("values"))
         create = at(values, *FLUX_IMAGE_AUTOMATION_VALUES) if isinstance(values, Mapping) else None
         if create is not False:
             return True

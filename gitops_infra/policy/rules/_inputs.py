@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "ENVIRONMENT_TAG_KEYS",
     "at",
+    "decoded",
     "default_tags_of",
     "effective_tag_keys",
     "environment_of",
@@ -35,6 +36,17 @@ def at(props: Mapping[str, Any], *path: str) -> Any:
             return None
         value = value[key]
     return value
+
+
+def decoded(value: Any) -> Any:
+    """``value``, JSON-decoded when it arrives as a string (the engine sends some object inputs so);
+    ``None`` for a string that is not JSON."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
 
 
 def objects(value: Any) -> list[Mapping[str, Any]]:
@@ -79,12 +91,7 @@ def default_tags_of(provider_props: Mapping[str, Any] | None) -> dict[str, str]:
 
     Provider inputs may carry object-valued config JSON-encoded, so both forms are accepted.
     """
-    default_tags: Any = at(provider_props or {}, "defaultTags")
-    if isinstance(default_tags, str):
-        try:
-            default_tags = json.loads(default_tags)
-        except ValueError:
-            return {}
+    default_tags = decoded(at(provider_props or {}, "defaultTags"))
     tags = at(default_tags, "tags") if isinstance(default_tags, Mapping) else None
     if not isinstance(tags, Mapping):
         return {}

@@ -10,11 +10,12 @@ component's own grant is tested against.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gitops_infra.checks import READ_SECRET_ACTION, grants_action, reads_every_secret
+
+from ._inputs import decoded
 
 __all__ = ["IAM_POLICY_TYPES", "secrets_read_violations"]
 
@@ -46,10 +47,7 @@ def secrets_read_violations(props: Mapping[str, Any]) -> list[str]:
     """
     messages = []
     for document in _documents(props):
-        try:
-            parsed = json.loads(document) if isinstance(document, str) else document
-        except ValueError:
-            continue
+        parsed = decoded(document)
         if not isinstance(parsed, Mapping):
             continue
         statements = parsed.get("Statement") or []
