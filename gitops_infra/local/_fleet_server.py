@@ -17,6 +17,7 @@ import getpass
 import hashlib
 import os
 import re
+import shlex
 import socket
 import subprocess
 from dataclasses import dataclass
@@ -69,14 +70,26 @@ _SERVE = """#!/bin/sh
 case "$SSH_ORIGINAL_COMMAND" in
 git-receive-pack*)
   if [ "$1" = read-only ]; then
-    echo "refused $2" >>"{log}"
+    echo "refused $2" >>{log}
     echo '{refusal}' >&2
     exit 1
   fi
-  echo "served $2" >>"{log}" ;;
+  echo "served $2" >>{log} ;;
 esac
 exec git-shell -c "$SSH_ORIGINAL_COMMAND"
 """
+
+
+def _config_path(path: Path) -> str:
+    """``path`` as an argument in sshd's config: double-quoted, so a space in it (a checkout under
+    "My Projects") is not a second argument. sshd's config has no escape for a double quote itself."""
+    if '"' in str(path) or "\n" in str(path):
+        raise ValueError(
+            f"the fleet server cannot serve from {str(path)!r}: sshd's config cannot hold a path "
+            "with a double quote or a line break; use another directory"
+        )
+    return f'"{path}"'
+
 
 # sshd at LogLevel VERBOSE: "Accepted publickey for <user> from <ip> port <n> ssh2: ECDSA SHA256:<b64>".
 _ACCEPTED = re.compile(r"Accepted publickey for \S+ from \S+ port \d+ ssh2: \S+ (SHA256:[A-Za-z0-9+/]+)")
@@ -115,7 +128,8 @@ class FleetServer(Harness):
             check=True,
         )
         serve = self.workdir / "serve-git"
-        serve.write_text(_SERVE.format(log=self.workdir / "logs" / "pushes.log", refusal=READ_ONLY_REFUSAL))
+        log = shlex.quote(str(self.workdir / "logs" / "pushes.log"))
+        serve.write_text(_SERVE.format(log=log, refusal=READ_ONLY_REFUSAL))
         serve.chmod(0o755)
         self.authorize(self.deploy_key, read_only=self.read_only)
         self.port = free_port()
@@ -125,9 +139,9 @@ class FleetServer(Harness):
                 [
                     f"Port {self.port}",
                     "ListenAddress 127.0.0.1",
-                    f"HostKey {host_key}",
-                    f"PidFile {self.workdir / 'sshd.pid'}",
-                    f"AuthorizedKeysFile {self.authorized_keys}",
+                    f"HostKey {_config_path(host_key)}",
+                    f"PidFile {_config_path(self.workdir / 'sshd.pid')}",
+                    f"AuthorizedKeysFile {_config_path(self.authorized_keys)}",
                     f"AllowUsers {self.user}",
                     "PermitRootLogin prohibit-password",
                     "PubkeyAuthentication yes",
@@ -159,12 +173,14 @@ class FleetServer(Harness):
         sshd reads the file at each login; it is replaced whole, so a login never reads half of it.
         """
         access = "read-only" if read_only else "read-write"
+        # The forced command runs through the user's shell; in the file, a double quote is escaped.
+        serve = shlex.quote(str(self.workdir / "serve-git")).replace('"', '\\"')
 
         # Only git-upload-pack/receive-pack, through git-shell: no shell, no forwarding.
         def restrictions(key: DeployKeyPair) -> str:
             return ",".join(
                 [
-                    f'command="{self.workdir / "serve-git"} {access} {key.fingerprint}"',
+                    f'command="{serve} {access} {key.fingerprint}"',
                     "no-port-forwarding",
                     "no-X11-forwarding",
                     "no-agent-forwarding",
