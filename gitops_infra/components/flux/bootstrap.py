@@ -108,19 +108,17 @@ class FluxBootstrapArgs:
                 lambda hosts: checks.known_hosts_for_url_problem(hosts, url),
                 known_hosts,
             )
-        if self.notifications is not None and isinstance(self.install, InstallOptions | OperatorOptions):
+        if isinstance(self.install, InstallOptions | OperatorOptions):
             # The config's check, in words that point at install.components, where the Args list them.
-            problems.check(
-                checks.notifications_problem(self.install.installed) is None,
-                "notifications",
-                f"needs {checks.NOTIFICATION_CONTROLLER} in install.components",
-            )
-        if self.receiver and isinstance(self.install, InstallOptions | OperatorOptions):
-            problems.check(
-                checks.notifications_problem(self.install.installed) is None,
-                "receiver",
-                f"needs {checks.NOTIFICATION_CONTROLLER} in install.components",
-            )
+            installed = checks.notifications_problem(self.install.installed) is None
+            for key, wanted in (
+                ("notifications", self.notifications is not None),
+                ("receiver", self.receiver),
+            ):
+                if wanted:
+                    problems.check(
+                        installed, key, f"needs {checks.NOTIFICATION_CONTROLLER} in install.components"
+                    )
         problems.raise_if_any()
 
 
