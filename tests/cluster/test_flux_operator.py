@@ -24,7 +24,7 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_infra.automation import up
 from gitops_infra.components.flux import FLUX_SYNC_NAME, RUNTIME_INFO_CONFIGMAP
-from gitops_infra.defaults import FLUX_OPERATOR_FLUX_VERSION
+from gitops_infra.defaults import FLUX_OPERATOR_BUNDLED, FLUX_OPERATOR_FLUX_VERSION
 from gitops_infra.local import FleetServer, FluxOperator, LocalCluster
 
 from ..support import unavailable
@@ -193,3 +193,11 @@ def test_up_upgrades_flux_by_the_instance_s_version(local_stack: LocalStack, fle
     # `up` returned once the operator had applied the new release and found it healthy.
     _assert_installed(local_stack, FLUX_OPERATOR_FLUX_VERSION)
     _applied(local_stack, fleet, "after-the-upgrade")
+
+
+def test_the_bundled_releases_are_the_built_operator_s() -> None:
+    # Here, not among the unit tests: the engine lane runs while setup may still be building the operator.
+    data = TOOLCHAIN.bin_dir.parent / "flux-operator-data" / "flux"
+    if not data.is_dir():
+        unavailable(f"{data} is not built: run `make setup`")
+    assert sorted(path.name for path in data.iterdir()) == sorted(f"v{v}" for v in FLUX_OPERATOR_BUNDLED)

@@ -22,13 +22,11 @@ from gitops_infra.components.flux import (
 )
 from gitops_infra.contract import Environment
 from gitops_infra.defaults import (
-    FLUX_OPERATOR_BUNDLED,
     FLUX_OPERATOR_CHART_VERSION,
     FLUX_OPERATOR_FLUX_VERSION,
     FluxComponent,
 )
 from gitops_infra.errors import ConfigError
-from gitops_infra.local import Toolchain
 
 from ..harness import MOCK_KUBECONFIG, Run, run
 from .support import (
@@ -111,13 +109,6 @@ def test_a_release_the_operator_does_not_bundle_is_refused(version: str) -> None
         ConfigError, match=r"OperatorOptions\.version: must be a Flux release the Flux Operator"
     ):
         OperatorOptions(version=version)
-
-
-def test_the_bundled_releases_are_the_built_operator_s() -> None:
-    data = Toolchain.find().bin_dir.parent / "flux-operator-data" / "flux"
-    if not data.is_dir():
-        pytest.skip(f"{data} is not built (make setup)")
-    assert sorted(path.name for path in data.iterdir()) == sorted(f"v{v}" for v in FLUX_OPERATOR_BUNDLED)
 
 
 def test_runtime_info_holds_the_install_s_facts_and_the_environment_s_name() -> None:
