@@ -12,6 +12,13 @@ from enum import StrEnum
 
 __all__ = [
     "ALL_LOG_TYPES",
+    "ARGO_CD_CHART_VERSION",
+    "ARGO_CD_NAMESPACE",
+    "ARGO_CD_RETRY_BACKOFF",
+    "ARGO_CD_RETRY_LIMIT",
+    "ARGO_CD_RETRY_MAX_BACKOFF",
+    "ARGO_CD_ROOT",
+    "ARGO_CD_VERSION",
     "CLUSTER_SECRET_STORE",
     "DEFAULT_AMI_TYPE",
     "DEFAULT_BRANCH",
@@ -46,6 +53,7 @@ __all__ = [
     "EndpointAccess",
     "FluxComponent",
     "FluxInstall",
+    "GitOpsEngine",
     "KeyAlgorithm",
     "LogType",
     "NatGateways",
@@ -204,6 +212,32 @@ DEFAULT_COMPONENTS: tuple[FluxComponent, ...] = (
 def image_automation_enabled(components: Sequence[FluxComponent]) -> bool:
     """True when image automation runs, which is the only time Flux writes to git."""
     return FluxComponent.IMAGE_AUTOMATION_CONTROLLER in components
+
+
+# -- the GitOps engine, and Argo CD (ArgoCdBootstrap) ---------------------------------------------------
+
+
+class GitOpsEngine(StrEnum):
+    """What syncs the fleet repository to the cluster (``gitops.engine``)."""
+
+    FLUX = "flux"
+    ARGOCD = "argocd"
+
+
+ARGO_CD_VERSION = "3.4.4"
+"""The Argo CD release the pinned chart installs (its appVersion): what users run. The local cluster runs
+v3.6.2 (v3.4.4's gitops-engine is not served by the module proxy: the upstream notes' skew table)."""
+ARGO_CD_CHART_VERSION = "10.1.1"
+"""The ``argo-cd`` chart (argoproj/argo-helm) that ships ``ARGO_CD_VERSION``: the newest one found."""
+ARGO_CD_NAMESPACE = "argocd"
+ARGO_CD_ROOT = "platform"
+"""The name of the root ``Application`` (app of apps), of the ``AppProject`` that bounds it, and of the
+repository Secret it fetches with."""
+ARGO_CD_RETRY_LIMIT = 5
+ARGO_CD_RETRY_BACKOFF = "5s"
+"""The first wait before a failed sync is retried; each next one is twice as long, up to
+``ARGO_CD_RETRY_MAX_BACKOFF`` (Argo CD's own backoff when a retry names none)."""
+ARGO_CD_RETRY_MAX_BACKOFF = "3m"
 
 
 # -- tenants (Tenant) -------------------------------------------------------------------------------------

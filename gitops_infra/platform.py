@@ -1,4 +1,8 @@
-"""Compose the components from a validated config: cluster → deploy key → Flux → environment → tenants.
+"""Compose the components from a validated config: cluster → deploy key → engine → environment → tenants.
+
+The engine is Flux, or Argo CD with ``gitops.engine: argocd`` (:class:`ArgoCdBootstrap`): the same source
+(a deploy key or an App), contract and proof of sync; tenants, notifications and the webhook Receiver are
+Flux's.
 
 dev and prod differ only in their config; this module has no per-environment branches. Three modes stand
 beside the defaults, each a config choice: ``cluster.existing`` (a kubeconfig, no AWS resource),
@@ -20,7 +24,15 @@ from gitops_infra._lazy import sdk
 from gitops_infra._platform.credentials import held_auth
 from gitops_infra._platform.secrets import external_secrets, sealed_secrets
 from gitops_infra._platform.tenants import tenant_keys, tenant_outputs, tenants_of
+from gitops_infra.components._argocd_scaffold import ArgoCdScaffold
 from gitops_infra.components._kubernetes import kubernetes_provider
+from gitops_infra.components.argocd import (
+    ArgoCdBootstrap,
+    ArgoCdBootstrapArgs,
+    ArgoCdInstallOptions,
+    RetryOptions,
+    RootOptions,
+)
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS, DeployKey, DeployKeyArgs
 from gitops_infra.components.eks_cluster import (
     EksCluster,
@@ -73,7 +85,8 @@ class Platform:
     config: StackConfig
     kubernetes_provider: k8s.Provider
     source: GitAuth
-    flux: FluxBootstrap
+    flux: FluxBootstrap | None
+    """Flux, unless the stack's engine is Argo CD (``argocd``)."""
     environment: EnvironmentConfig
     cluster: EksCluster | None = None
     github_provider: github.Provider | None = None
@@ -87,6 +100,8 @@ class Platform:
     """The External Secrets controller's role and its store, when ``secrets.externalSecrets`` is enabled."""
     receiver_webhook: github.RepositoryWebhook | None = None
     """The GitHub webhook of the fleet repository to Flux's Receiver, when ``flux.receiver.webhook``."""
+    argocd: ArgoCdBootstrap | None = None
+    """Argo CD, when ``gitops.engine`` is ``argocd`` (then ``flux`` is ``None``)."""
 
     def outputs(self) -> dict[str, pulumi.Input[object]]:
         """The stack outputs, by their exported names (the kubeconfig stays secret).
@@ -110,9 +125,15 @@ class Platform:
             outputs["tenants"] = tenant_outputs(self.config.tenants)
         if self.sealed_secrets is not None:  # public: CI seals with it (kubeseal --cert)
             outputs["sealedSecretsCert"] = self.sealed_secrets.cert
+        if self.argocd is not None:
+            outputs |= {
+                "argoCdNamespace": self.argocd.namespace,
+                "gitRepositoryUrl": self.argocd.repository_url,
+            }
+        if self.flux is not None:
+            outputs |= {"fluxNamespace": self.flux.namespace, "gitRepositoryUrl": self.flux.repository_url}
         return outputs | {
-            "fluxNamespace": self.flux.namespace,
-            "gitRepositoryUrl": self.flux.repository_url,
+            "gitopsEngine": self.config.gitops.engine.value,
             "environment": self.environment.environment,
         }
 
@@ -236,6 +257,34 @@ def _notifications(config: StackConfig) -> NotificationArgs | None:
     )
 
 
+def _argocd_args(
+    config: StackConfig, source: GitAuth, sync_after: list[pulumi.Resource]
+) -> ArgoCdBootstrapArgs:
+    argocd = config.argocd
+    retry = argocd.retry
+    return ArgoCdBootstrapArgs(
+        source=source,
+        root=RootOptions(
+            url=config.git.sync_url,
+            path=config.git.sync_path(config.environment.name),
+            branch=config.git.branch,
+            namespace=argocd.namespace,
+            destination_namespace=argocd.namespace,
+            prune=argocd.prune,
+            self_heal=argocd.self_heal,
+            retry=RetryOptions(
+                limit=retry.limit, backoff=retry.backoff, factor=retry.factor, max_backoff=retry.max_backoff
+            ),
+            ready_timeout=argocd.ready_timeout,
+        ),
+        install=ArgoCdInstallOptions(version=argocd.version) if argocd.install == "helm" else None,
+        destinations=[config.environment.service_namespace, *argocd.destinations],
+        environment=config.environment,
+        # A first `up` on an empty repository goes green: the path exists before Argo CD looks for it.
+        sync_after=sync_after,
+    )
+
+
 def _aws_tags(config: StackConfig) -> dict[str, str]:
     # `environment` and `owner` are on every AWS resource (the policy pack requires them); config
     # validation guarantees `owner`, and the environment's own name wins over a stray tag.
@@ -303,6 +352,9 @@ def _github(
                 else None
             ),
             flux_namespace=config.flux.namespace,
+            argocd=ArgoCdScaffold(url=config.git.sync_url, branch=config.git.branch)
+            if config.argo_cd
+            else None,
         ),
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[provider])),
     )
@@ -336,7 +388,7 @@ def _deploy_key(
             repository=fleet.repository_name if fleet is not None else git.repository,
             read_only=not config.flux.image_automation,
             algorithm=git.deploy_key.algorithm,
-            title=f"flux-{name}",
+            title=f"{config.gitops.engine.value}-{name}",
             rotation=git.deploy_key.rotation,
             known_hosts=known_hosts,
         ),
@@ -359,21 +411,26 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
     source, deploy_key = _deploy_key(config, name, base, github_provider, fleet)
     # Everything Kubernetes goes through the cluster's provider, handed down as Pulumi hands providers.
     on_cluster = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(providers=[provider]))
-    flux = FluxBootstrap(
-        f"{name}-flux",
-        FluxBootstrapArgs(
-            source=source,
-            sync=_sync_options(config),
-            install=_install_options(config),
-            notifications=_notifications(config),
-            receiver=config.flux.receiver_enabled,
-            sops_age_key=config.secrets.sops_age_key if config.flux.sops else None,
-            environment=config.environment if config.flux.substitute else None,
-            # A first `up` on an empty repository goes green: the path exists before Flux looks for it.
-            sync_after=fleet.files if fleet is not None else (),
-        ),
-        opts=on_cluster,
-    )
+    sync_after = list(fleet.files) if fleet is not None else []
+    flux = argocd = None
+    if config.argo_cd:
+        argocd = ArgoCdBootstrap(f"{name}-argocd", _argocd_args(config, source, sync_after), opts=on_cluster)
+    else:
+        flux = FluxBootstrap(
+            f"{name}-flux",
+            FluxBootstrapArgs(
+                source=source,
+                sync=_sync_options(config),
+                install=_install_options(config),
+                notifications=_notifications(config),
+                receiver=config.flux.receiver_enabled,
+                sops_age_key=config.secrets.sops_age_key if config.flux.sops else None,
+                environment=config.environment if config.flux.substitute else None,
+                # A first `up` on an empty repository goes green: the path exists before Flux looks for it.
+                sync_after=sync_after,
+            ),
+            opts=on_cluster,
+        )
     environment = EnvironmentConfig(
         f"{name}-environment",
         # On a cluster this stack did not make, the namespace may hold workloads of its own: keep it.
@@ -382,10 +439,16 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         ),
         opts=on_cluster,
     )
-    tenants = tenants_of(config, name, on_cluster, flux, source, github_provider)
+    # Config validation refuses tenants with Argo CD: a tenant syncs through Flux.
+    tenants = tenants_of(config, name, on_cluster, flux, source, github_provider) if flux is not None else ()
     receiver_webhook = None
     receiver = config.flux.receiver
-    if receiver is not None and config.flux.receiver_webhook and flux.receiver is not None:
+    if (
+        receiver is not None
+        and config.flux.receiver_webhook
+        and flux is not None
+        and flux.receiver is not None
+    ):
         assert config.git.repository is not None and github_provider is not None  # config validation
         receiver_webhook = build_repository_webhook(
             name,
@@ -408,4 +471,5 @@ def build_platform(config: StackConfig, opts: pulumi.ResourceOptions | None = No
         sealed_secrets=sealed_secrets(config, name, on_cluster),
         external_secrets=external_secrets(config, name, on_cluster, cluster, _aws_tags(config)),
         receiver_webhook=receiver_webhook,
+        argocd=argocd,
     )

@@ -1,9 +1,10 @@
 """The platform's secret providers, from the config's ``secrets`` section (``StackConfig.secret_providers``).
 
 Sealed Secrets: a :class:`~gitops_infra.components.SealedSecrets` on the cluster's provider when
-``secrets.sealedSecrets.enabled``. Its chart is installed unless Flux is installed outside the platform
-(``flux.install: external``): such a cluster's add-ons come from elsewhere (on the local cluster, the
-harness runs the controller), and the platform then makes only the keys. With ``keySource: config``
+``secrets.sealedSecrets.enabled``. Its chart is installed unless the GitOps engine is installed outside the
+platform (``flux.install`` or ``argocd.install`` ``external``: ``StackConfig.installs_addons``): such a
+cluster's add-ons come from elsewhere (on the local cluster, the harness runs the controller), and the
+platform then makes only the keys. With ``keySource: config``
 the keys are the pairs of the secret ``sealedSecretsKeys`` (``StackSecrets.sealed_secrets_keys``), else
 pulumi-tls makes them.
 
@@ -27,7 +28,6 @@ from gitops_infra.components.eks_cluster import EksCluster
 from gitops_infra.components.external_secrets import ExternalSecrets, ExternalSecretsArgs
 from gitops_infra.components.sealed_secrets import HeldKey, SealedSecrets, SealedSecretsArgs
 from gitops_infra.config import StackConfig
-from gitops_infra.defaults import FluxInstall
 
 __all__ = ["external_secrets", "sealed_secrets"]
 
@@ -45,7 +45,7 @@ def sealed_secrets(
             namespace=spec.namespace,
             rotations=spec.rotations,
             version=spec.version,
-            install_controller=config.flux.install is not FluxInstall.EXTERNAL,
+            install_controller=config.installs_addons,
             keys={
                 rotation: HeldKey(cert=pair.cert, private_key=pair.private_key)
                 for rotation, pair in config.secrets.sealed_secrets_keys.items()
@@ -80,7 +80,7 @@ def external_secrets(
             # A cluster the platform made lacks the agent; on one you run, the association is yours.
             cluster_name=cluster.cluster_name if cluster is not None else None,
             pod_identity_agent=cluster is not None,
-            install=config.flux.install is not FluxInstall.EXTERNAL,
+            install=config.installs_addons,
             namespace=spec.namespace,
             store_name=spec.cluster_secret_store,
             tags=dict(tags),

@@ -20,6 +20,7 @@ One module per thing checked; every name is also this package's, so callers writ
     flux          Flux's controllers, chart version, Kubernetes floor, reconcile requests
     receiver      the webhook Receiver's public URL and the path it serves
     flux_operator the Flux releases the pinned Flux Operator installs
+    argocd        Argo CD's chart version, the root's retry limit, an AppProject's destinations
     stacks        prod stacks, plaintext private keys, the fleet section
     tenants       tenants' namespaces and roles, quota quantities, nested sync paths
     secrets_manager  AWS regions, KMS key ARNs, secret name prefixes, IAM grants that read every secret
@@ -34,6 +35,13 @@ Example::
         raise ValueError(f"flux.interval: {problem}")
 """
 
+from gitops_infra.checks.argocd import (
+    MAX_RETRY_LIMIT,
+    WILDCARD_DESTINATION,
+    argo_cd_chart_version_problem,
+    project_destination_problem,
+    retry_limit_problem,
+)
 from gitops_infra.checks.aws_names import (
     AUTONAME_SUFFIX_LENGTH,
     EKS_CLUSTER_NAME_MAX,
@@ -237,6 +245,7 @@ __all__ = [
     "LIMIT_TYPES",
     "MAX_NODE_GROUP_SIZE",
     "MAX_READY_TIMEOUT",
+    "MAX_RETRY_LIMIT",
     "MAX_ZONES",
     "MIN_DELETE_TIMEOUT",
     "MIN_SEALING_KEY_BITS",
@@ -260,9 +269,11 @@ __all__ = [
     "SECRET_PREFIX_PATTERN",
     "SSH_URL_PATTERN",
     "TOLERATION_EFFECTS",
+    "WILDCARD_DESTINATION",
     "admins_problem",
     "ami_type_problem",
     "ami_type_version_problem",
+    "argo_cd_chart_version_problem",
     "availability_zone_problem",
     "availability_zones_problem",
     "aws_region_problem",
@@ -313,6 +324,7 @@ __all__ = [
     "principal_key",
     "private_key_paths",
     "private_subnets_problem",
+    "project_destination_problem",
     "quantity_problem",
     "rbac_name_problem",
     "reads_every_secret",
@@ -325,6 +337,7 @@ __all__ = [
     "repository_name_problem",
     "reserved_namespace_problem",
     "resource_name_problem",
+    "retry_limit_problem",
     "sealing_key_pair_problem",
     "sealing_keys_problems",
     "secret_prefix_problem",

@@ -1,11 +1,21 @@
 """The Pulumi components, one module each: ``eks_cluster``, ``deploy_key``, ``fleet_repository``, ``flux``,
-``environment``, ``tenant``, ``sealed_secrets``, ``external_secrets``.
+``argocd``, ``environment``, ``tenant``, ``sealed_secrets``, ``external_secrets``.
 
 Each is a ``pulumi.ComponentResource`` with type token ``gitops-infra:index:<Name>``, an ``<Name>Args``
 validated when it is made, children named ``<name>-<role>`` and parented to the component, and
 ``register_outputs``. Each is usable on its own.
 """
 
+from gitops_infra.components.argocd import (
+    ARGO_CD_CHART_VERSION,
+    ARGO_CD_NAMESPACE,
+    ARGO_CD_VERSION,
+    ArgoCdBootstrap,
+    ArgoCdBootstrapArgs,
+    ArgoCdInstallOptions,
+    RetryOptions,
+    RootOptions,
+)
 from gitops_infra.components.deploy_key import GITHUB_KNOWN_HOSTS, DeployKey, DeployKeyArgs, KeyAlgorithm
 from gitops_infra.components.eks_cluster import (
     CapacityType,
@@ -44,10 +54,16 @@ from gitops_infra.components.sealed_secrets import HeldKey, SealedSecrets, Seale
 from gitops_infra.components.tenant import Tenant, TenantArgs
 
 __all__ = [
+    "ARGO_CD_CHART_VERSION",
+    "ARGO_CD_NAMESPACE",
+    "ARGO_CD_VERSION",
     "FLUX_CHART_VERSION",
     "FLUX_NAMESPACE",
     "FLUX_VERSION",
     "GITHUB_KNOWN_HOSTS",
+    "ArgoCdBootstrap",
+    "ArgoCdBootstrapArgs",
+    "ArgoCdInstallOptions",
     "CapacityType",
     "DeployKey",
     "DeployKeyArgs",
@@ -75,6 +91,8 @@ __all__ = [
     "NotificationArgs",
     "OperatorOptions",
     "RepositoryVisibility",
+    "RetryOptions",
+    "RootOptions",
     "SealedSecrets",
     "SealedSecretsArgs",
     "SourceSecretOptions",

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-__all__ = ["OWNED", "NamespaceResource", "fixed_config_map", "fixed_secret", "kubernetes_provider"]
+__all__ = [
+    "OWNED",
+    "NamespaceResource",
+    "custom_resource",
+    "fixed_config_map",
+    "fixed_secret",
+    "kubernetes_provider",
+]
 
 NamespaceResource = k8s.core.v1.Namespace | k8s.core.v1.NamespacePatch
 """A namespace the platform makes (``Namespace``), or one it only labels (``NamespacePatch``)."""
@@ -20,6 +28,24 @@ library) then belongs to that editor: the next ``up`` would fail with an apply c
 restoring the declared value (seen on a real API server, restoring drift of the ``environment``
 ConfigMap). Drift is exactly what ``up`` is there to undo, so the platform's apply forces.
 """
+
+
+def custom_resource(
+    resource_name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions
+) -> k8s.apiextensions.CustomResource:
+    """``manifest`` (a custom resource: Flux's, Argo CD's, External Secrets') as a ``CustomResource`` whose
+    apply takes its fields back (``OWNED``)."""
+    return k8s.apiextensions.CustomResource(
+        resource_name,
+        api_version=manifest["apiVersion"],
+        kind=manifest["kind"],
+        metadata={
+            **manifest["metadata"],
+            "annotations": {**OWNED, **manifest["metadata"].get("annotations", {})},
+        },
+        spec=manifest["spec"],
+        opts=opts,
+    )
 
 
 def kubernetes_provider(
@@ -67,16 +93,24 @@ def fixed_secret(
     string_data: Mapping[str, pulumi.Input[str]],
     namespace: NamespaceResource,
     parent: pulumi.Resource,
+    *,
+    labels: Mapping[str, str] | None = None,
 ) -> k8s.core.v1.SecretPatch:
-    """A Secret with a fixed name (Flux's git auth, the age key) in ``namespace``, applied as a patch."""
-    metadata, opts = _fixed(name, namespace, parent, was="kubernetes:core/v1:Secret")
+    """A Secret with a fixed name (Flux's git auth, the age key, Argo CD's repository) in ``namespace``,
+    applied as a patch; ``labels`` are those a controller finds it by (Argo CD's ``secret-type``)."""
+    metadata, opts = _fixed(name, namespace, parent, was="kubernetes:core/v1:Secret", labels=labels)
     return k8s.core.v1.SecretPatch(
         resource_name, metadata=metadata, type="Opaque", string_data=dict(string_data), opts=opts
     )
 
 
 def _fixed(
-    name: str, namespace: NamespaceResource, parent: pulumi.Resource, *, was: str
+    name: str,
+    namespace: NamespaceResource,
+    parent: pulumi.Resource,
+    *,
+    was: str,
+    labels: Mapping[str, str] | None = None,
 ) -> tuple[k8s.meta.v1.ObjectMetaPatchArgs, pulumi.ResourceOptions]:
     """The metadata and options of an object with a fixed name that the components declare.
 
@@ -94,7 +128,10 @@ def _fixed(
     Patches need server-side apply, the provider's default since pulumi-kubernetes 4.
     """
     metadata = k8s.meta.v1.ObjectMetaPatchArgs(
-        name=name, namespace=namespace.metadata.name, annotations=OWNED
+        name=name,
+        namespace=namespace.metadata.name,
+        annotations=OWNED,
+        labels=dict(labels) if labels else None,
     )
     opts = pulumi.ResourceOptions(parent=parent, depends_on=[namespace], aliases=[pulumi.Alias(type_=was)])
     return metadata, opts

@@ -49,7 +49,7 @@ import pulumi_kubernetes as k8s
 from gitops_infra import checks
 from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems
-from gitops_infra.components.flux._custom_resource import custom_resource
+from gitops_infra.components._kubernetes import custom_resource
 from gitops_infra.defaults import CLUSTER_SECRET_STORE, EXTERNAL_SECRETS_NAMESPACE
 
 if TYPE_CHECKING:

@@ -41,6 +41,12 @@ import pulumi
 
 from gitops_infra import checks
 from gitops_infra._lazy import sdk
+from gitops_infra.components._argocd_scaffold import (
+    APPLICATION_SET_FILE,
+    APPS_DIR,
+    ArgoCdScaffold,
+    argocd_files,
+)
 from gitops_infra.components._args import Problems
 from gitops_infra.components._tenant_scaffold import TENANTS_README, tenant_files
 from gitops_infra.contract import CLUSTER_SECRET_STORE_KEY, CONTRACT_KEYS
@@ -68,6 +74,8 @@ DESCRIPTION = "Fleet repository synced by Flux (gitops-infra)"
 """A created repository's description: what tells a repository this stack made from any other."""
 COMMIT_MESSAGE = "Scaffold {path} for Flux (gitops-infra)"
 """The scaffold's commit message: a file whose last commit says this is still the scaffold's own."""
+ARGO_CD_COMMIT_MESSAGE = "Scaffold {path} for Argo CD (gitops-infra)"
+"""The same, for a path scaffolded for Argo CD."""
 # Fields the provider fills from GitHub or the user edits: none of them is this stack's to change.
 _FLEET_OWNED = ["content", "commitMessage", "overwriteOnCreate"]
 
@@ -102,6 +110,8 @@ class FleetRepositoryArgs:
     to expose it."""
     flux_namespace: str = FLUX_NAMESPACE
     """Flux's namespace, where the Receiver's Service is, for the README's example."""
+    argocd: ArgoCdScaffold | None = None
+    """With Argo CD as the engine: the path is scaffolded for it (an ApplicationSet of the contract)."""
 
     def __post_init__(self) -> None:
         problems = Problems("FleetRepositoryArgs")
@@ -212,12 +222,16 @@ def scaffold_files(
     sealed_secrets: bool = False,
     receiver_url: str | None = None,
     flux_namespace: str = FLUX_NAMESPACE,
+    argocd: ArgoCdScaffold | None = None,
 ) -> dict[str, str]:
     """The starter files for ``path``, and the ``tenants/`` layout for ``tenants`` (a path by tenant name),
     by their path in the repository. With ``secret_store``, the README says how to read a secret
     through it (one named under ``secret_prefix``, by default ``<environment>/``); with ``sealed_secrets``,
-    how to seal a Secret for git; with ``receiver_url``, how to expose Flux's webhook Receiver there."""
+    how to seal a Secret for git; with ``receiver_url``, how to expose Flux's webhook Receiver there.
+    With ``argocd``, the path is Argo CD's instead (:mod:`._argocd_scaffold`)."""
     path = path.strip("/")
+    if argocd is not None:
+        return argocd_files(path, environment or "this", argocd, secret_store=secret_store is not None)
     # The store is in the contract only when External Secrets is on.
     keys = [key for key in CONTRACT_KEYS if key != CLUSTER_SECRET_STORE_KEY or secret_store is not None]
     variables = ", ".join(f"`${{{key}}}`" for key in keys)
@@ -253,7 +267,11 @@ def _role(file: str, path: str, tenants: Mapping[str, str]) -> str:
     """A scaffolded file's part of its resource name: the sync path's ``readme`` and ``kustomization`` (as
     they always were), ``tenants-readme``, and ``tenant-<name>``."""
     if posixpath.dirname(file) == path.strip("/"):
+        if file.endswith(APPLICATION_SET_FILE):
+            return "applicationset"
         return "readme" if file.endswith(SCAFFOLD_README) else "kustomization"
+    if posixpath.dirname(file) == f"{path.strip('/')}/{APPS_DIR}":
+        return "apps-readme"
     if file == TENANTS_README:
         return "tenants-readme"
     return next(
@@ -307,10 +325,13 @@ class FleetRepository(pulumi.ComponentResource):
                 args.sealed_secrets,
                 args.receiver_url,
                 args.flux_namespace,
+                args.argocd,
             )
             for file, content in files.items():
                 # Each directory's own: a tenant's file is told from the team's edits as the path's is.
-                message = COMMIT_MESSAGE.format(path=posixpath.dirname(file))
+                message = (ARGO_CD_COMMIT_MESSAGE if args.argocd else COMMIT_MESSAGE).format(
+                    path=posixpath.dirname(file)
+                )
                 found = self._last_commit_message(args, file)
                 if found is not None and found != message:
                     continue  # the fleet's file: left as it is

@@ -47,10 +47,9 @@ import pulumi_kubernetes as k8s
 
 from gitops_infra import checks
 from gitops_infra.components._args import Problems
-from gitops_infra.components._kubernetes import OWNED
+from gitops_infra.components._kubernetes import OWNED, custom_resource
 from gitops_infra.components.deploy_key import DeployKey, DeployKeyArgs
 from gitops_infra.components.environment import build_environment_configmap
-from gitops_infra.components.flux._custom_resource import custom_resource
 from gitops_infra.components.flux.source_secret import (
     GitAuth,
     GitHubAppSecretOptions,

@@ -42,6 +42,7 @@ Example::
     print(platform_name(config.environment, config.cluster), config.flux.interval)
 """
 
+from gitops_infra.config.argocd import ArgoCdSpec, RetrySpec
 from gitops_infra.config.cluster import (
     ClusterSpec,
     EndpointSpec,
@@ -62,6 +63,7 @@ from gitops_infra.config.git import (
     GitSpec,
 )
 from gitops_infra.config.github import GitHubAppAuthSpec, GitHubSpec
+from gitops_infra.config.gitops import GitOpsSpec
 from gitops_infra.config.loading import load_config, load_stack_config, named_secret_keys, plan_config
 from gitops_infra.config.receiver import ReceiverSpec
 from gitops_infra.config.secrets import ExternalSecretsSpec, SealedSecretsSpec, SecretsSpec
@@ -80,6 +82,7 @@ __all__ = [
     "PROJECT",
     "SECRET_KEYS",
     "SECTIONS",
+    "ArgoCdSpec",
     "ClusterSpec",
     "CreateRepositorySpec",
     "DeployKeySpec",
@@ -93,6 +96,7 @@ __all__ = [
     "GitHubAppAuthSpec",
     "GitHubAppSpec",
     "GitHubSpec",
+    "GitOpsSpec",
     "GitSpec",
     "HealthCheckSpec",
     "LimitSpec",
@@ -101,6 +105,7 @@ __all__ = [
     "NodeGroupSpec",
     "NotificationsSpec",
     "ReceiverSpec",
+    "RetrySpec",
     "SealedSecretsSpec",
     "SealingKeyPair",
     "SecretsSpec",

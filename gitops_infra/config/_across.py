@@ -6,10 +6,12 @@ Each problem is named by the key to change, as the sections' own are.
 from __future__ import annotations
 
 from gitops_infra import checks
+from gitops_infra.config.argocd import ArgoCdSpec
 from gitops_infra.config.cluster import ClusterSpec, ExistingClusterSpec
 from gitops_infra.config.flux import FluxSpec
 from gitops_infra.config.git import GitSpec
 from gitops_infra.config.github import GitHubSpec
+from gitops_infra.config.gitops import GitOpsSpec
 from gitops_infra.config.secrets import SecretsSpec, secrets_problems
 from gitops_infra.config.stack import (
     AWS_ASSUME_ROLES_KEY,
@@ -23,8 +25,48 @@ from gitops_infra.config.stack import (
 )
 from gitops_infra.config.tenants import TenantSpec, tenant_problems
 from gitops_infra.contract import Environment
+from gitops_infra.defaults import GitOpsEngine
 
-__all__ = ["problems_across_sections"]
+__all__ = ["engine_problems", "problems_across_sections"]
+
+
+def engine_problems(
+    gitops: GitOpsSpec | None,
+    *,
+    given: set[str],
+    environment: Environment | None,
+    argocd: ArgoCdSpec | None,
+    tenants: tuple[TenantSpec, ...] | None,
+) -> list[str]:
+    """Each engine's settings only with that engine (``given`` holds the sections the stack sets), and what
+    the platform does only through Flux refused with Argo CD, each named by ``gitops.engine``."""
+    if gitops is None:
+        return []
+    engine = gitops.engine
+    if engine is GitOpsEngine.FLUX:
+        if "argocd" in given:
+            return [
+                f"{PROJECT}:argocd: Argo CD's settings, used only with gitops.engine: argocd (this stack's "
+                "engine is flux, the default): remove the section, or set gitops.engine: argocd"
+            ]
+        return []
+    problems = []
+    if "flux" in given:
+        problems.append(
+            f"{PROJECT}:flux: Flux's settings, and this stack's gitops.engine is argocd: remove the section "
+            f"(Argo CD's are {PROJECT}:argocd), or set gitops.engine: flux"
+        )
+    if tenants:
+        problems.append(
+            f"{PROJECT}:tenants: with gitops.engine: argocd, not yet: a tenant syncs through a Flux "
+            "Kustomization that impersonates it; use gitops.engine: flux for a stack with tenants"
+        )
+    if environment is not None and argocd is not None and environment.service_namespace == argocd.namespace:
+        problems.append(
+            f"{PROJECT}:environment.serviceNamespace: {environment.service_namespace!r} is also "
+            "argocd.namespace; app workloads and Argo CD need namespaces of their own"
+        )
+    return problems
 
 
 def problems_across_sections(

@@ -11,14 +11,16 @@ from pydantic.alias_generators import to_camel
 
 from gitops_infra import checks
 from gitops_infra._validation import validation_problems
-from gitops_infra.config._across import problems_across_sections
+from gitops_infra.config._across import engine_problems, problems_across_sections
 from gitops_infra.config._fields import PATTERN_HINTS
 from gitops_infra.config._raw import NAMED_SECRETS, named_secrets
 from gitops_infra.config._sealing_keys import sealing_keys
+from gitops_infra.config.argocd import ArgoCdSpec
 from gitops_infra.config.cluster import ClusterSpec, ExistingClusterSpec
 from gitops_infra.config.flux import FluxSpec
 from gitops_infra.config.git import GitSpec
 from gitops_infra.config.github import GitHubSpec
+from gitops_infra.config.gitops import GitOpsSpec
 from gitops_infra.config.secrets import SecretsSpec, with_stack_defaults
 from gitops_infra.config.stack import (
     GITHUB_TOKEN_KEY,
@@ -52,7 +54,9 @@ _SECTION_MODELS: dict[str, type[BaseModel]] = {
     "environment": Environment,
     "cluster": ClusterSpec,
     "git": GitSpec,
+    "gitops": GitOpsSpec,
     "flux": FluxSpec,
+    "argocd": ArgoCdSpec,
     "github": GitHubSpec,
     "secrets": SecretsSpec,
 }
@@ -157,6 +161,15 @@ def build(
     github: GitHubSpec | None = sections["github"]
     tenants: tuple[TenantSpec, ...] | None = sections["tenants"]
     secret_providers: SecretsSpec | None = sections["secrets"]
+    problems.extend(
+        engine_problems(
+            sections["gitops"],
+            given={section for section in SECTIONS if values.get(section) is not None},
+            environment=environment,
+            argocd=sections["argocd"],
+            tenants=tenants,
+        )
+    )
     named = named_secrets(
         {
             section: model.model_dump(by_alias=True)

@@ -12,14 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gitops_infra.config.argocd import ArgoCdSpec
 from gitops_infra.config.cluster import ClusterSpec, ExistingClusterSpec
 from gitops_infra.config.flux import FluxSpec
 from gitops_infra.config.git import GitSpec
 from gitops_infra.config.github import GitHubSpec
+from gitops_infra.config.gitops import GitOpsSpec
 from gitops_infra.config.secrets import AWS_REGION_KEY, SecretsSpec
 from gitops_infra.config.tenants import TenantSpec
 from gitops_infra.contract import Environment
-from gitops_infra.defaults import SEALED_SECRETS_KEYS_KEY
+from gitops_infra.defaults import SEALED_SECRETS_KEYS_KEY, FluxInstall, GitOpsEngine
 
 if TYPE_CHECKING:
     import pulumi
@@ -48,10 +50,21 @@ __all__ = [
 PROJECT = "gitops-infra"
 """The config namespace: keys are ``gitops-infra:<key>``."""
 
-SECTIONS = ("environment", "cluster", "git", "flux", "tags", "github", "tenants", "secrets")
+SECTIONS = (
+    "environment",
+    "cluster",
+    "git",
+    "gitops",
+    "flux",
+    "argocd",
+    "tags",
+    "github",
+    "tenants",
+    "secrets",
+)
 """The sections a ``StackConfig`` holds (the fleet's own, ``checks.FLEET_SECTION``, is read by the fleet).
 ``secrets`` is held as ``StackConfig.secret_providers``: ``StackConfig.secrets`` holds the secret values."""
-OPTIONAL_SECTIONS = ("flux", "github", "tenants", "secrets")
+OPTIONAL_SECTIONS = ("gitops", "flux", "argocd", "github", "tenants", "secrets")
 SECTION_FIELDS = {"secrets": "secret_providers"}
 """The ``StackConfig`` field of a section whose key is not its field's name."""
 GITHUB_TOKEN_KEY = "githubToken"
@@ -107,6 +120,10 @@ class StackConfig:
     git: GitSpec
     flux: FluxSpec
     tags: Mapping[str, str]
+    gitops: GitOpsSpec = field(default_factory=GitOpsSpec)
+    """``gitops-infra:gitops``: the engine (Flux unless it says ``argocd``)."""
+    argocd: ArgoCdSpec = field(default_factory=ArgoCdSpec)
+    """``gitops-infra:argocd``: Argo CD's settings, used when ``gitops.engine`` is ``argocd``."""
     github: GitHubSpec = field(default_factory=GitHubSpec)
     tenants: tuple[TenantSpec, ...] = ()
     """The app teams the platform onboards (``gitops-infra:tenants``); none by default."""
@@ -122,6 +139,20 @@ class StackConfig:
     warnings: tuple[str, ...] = ()
     """What holds but should not, by key path: a private key in plaintext in a stack that is not prod (a
     prod stack's config is refused for it). The program prints each as a Pulumi warning."""
+
+    @property
+    def argo_cd(self) -> bool:
+        """True when Argo CD syncs the fleet repository (``gitops.engine: argocd``), not Flux."""
+        return self.gitops.engine is GitOpsEngine.ARGOCD
+
+    @property
+    def installs_addons(self) -> bool:
+        """True when the platform installs its add-ons' charts (Sealed Secrets', External Secrets'): unless
+        the engine is installed outside it (``flux.install`` or ``argocd.install`` ``external``), as on a
+        cluster whose add-ons come from elsewhere (the local cluster's harness runs them)."""
+        if self.argo_cd:
+            return self.argocd.install != "external"
+        return self.flux.install is not FluxInstall.EXTERNAL
 
     @property
     def cluster_creator(self) -> str | None:

@@ -7,8 +7,9 @@ its token endpoint and git over HTTPS, with a certificate from the cluster's CA.
 :class:`ExternalSecretsController`, started on request after the cluster, runs External Secrets Operator
 against moto's server as AWS Secrets Manager. :class:`ImageRegistry` is a container registry on loopback
 (distribution's), which images are pushed to over its HTTP API: the image source of image automation.
-against moto's server as AWS Secrets Manager. :class:`FluxOperator`, likewise on request, runs the Flux
-Operator, for stacks with ``flux.install: operator``.
+:class:`FluxOperator`, likewise on request, runs the Flux Operator, for stacks with ``flux.install:
+operator``; and :class:`ArgoCd` runs Argo CD's controllers, repo server and Redis, for stacks with
+``gitops.engine: argocd``.
 
 It runs from the binaries ``make setup`` builds into a checkout's ``.tools/`` (:class:`Toolchain` finds
 them), and needs the ``local`` extra (``pip install 'gitops-infra[local]'``) for the cluster's PKI and
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING
 from gitops_infra._lazy import exports
 
 if TYPE_CHECKING:
+    from ._argocd import ArgoCd
     from ._cluster import LocalCluster
     from ._external_secrets import ExternalSecretsController
     from ._fleet_server import DeployKeyPair, FleetServer
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
 # Lazy, so that importing this package (and the CLI that offers `local`) loads neither the extra's
 # packages nor the harness until a name is used.
 __all__ = [
+    "ArgoCd",
     "DeployKeyPair",
     "ExternalSecretsController",
     "FleetServer",

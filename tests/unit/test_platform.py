@@ -37,6 +37,7 @@ EXPORTS = {
     "deployKeyPublicKey",
     "fluxNamespace",
     "gitRepositoryUrl",
+    "gitopsEngine",
     "environment",
 }
 
@@ -232,7 +233,8 @@ def test_stack_program_exports_the_outputs(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(pulumi, "export", lambda key, value: exported.__setitem__(key, value))
     result = run(
         lambda: runpy.run_path(str(REPO_ROOT / "stacks" / "__main__.py")),
-        outputs=lambda _: dict(exported),
+        # An export may be a plain value (the engine's name): resolved as an Output like the rest.
+        outputs=lambda _: {key: pulumi.Output.from_input(value) for key, value in exported.items()},
         config=_pulumi_config("dev"),
         secret_keys=["gitops-infra:githubToken", "gitops-infra:sopsAgeKey"],
     )
@@ -410,4 +412,10 @@ def test_the_local_stack_deploys_through_its_kubeconfig_with_its_own_key(local: 
     assert secret.inputs["stringData"]["known_hosts"].startswith("[127.0.0.1]:2222 ")
     repository = local.graph.one("kubernetes:source.toolkit.fluxcd.io/v1:GitRepository")
     assert repository.inputs["spec"]["url"] == "ssh://git@127.0.0.1:2222/fleet.git"
-    assert set(local.values) == {"clusterName", "fluxNamespace", "gitRepositoryUrl", "environment"}
+    assert set(local.values) == {
+        "clusterName",
+        "fluxNamespace",
+        "gitRepositoryUrl",
+        "gitopsEngine",
+        "environment",
+    }

@@ -18,6 +18,8 @@
 #   external-secrets/      External Secrets Operator (v0.20.4), by build-external-secrets.sh, on a stamp of its own
 #   flux-operator/         the Flux Operator (v0.59.0) and Flux's manifests it bundles, by build-flux-operator.sh,
 #                          on a stamp of its own
+#   argo-cd/, kustomize/   Argo CD (v3.6.2) and the kustomize its repo server runs (v5.8.3), by build-argo-cd.sh,
+#                          on a stamp of its own
 #
 # It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds (so
 # notification-controller's no longer need controller-gen), and concatenates kwok's node and pod stages
@@ -52,10 +54,12 @@ command -v go >/dev/null || die "the local cluster is built from Go modules: ins
 
 bash "$here/build-external-secrets.sh"
 bash "$here/build-flux-operator.sh"
+bash "$here/build-argo-cd.sh"
 
-# External Secrets and the Flux Operator have stamps of their own: a change to either relinks nothing else.
+# External Secrets, the Flux Operator and Argo CD have stamps of their own: a change to one relinks nothing else.
 want=$(find "$here" -maxdepth 2 \( -name go.mod -o -name go.sum -o -name '*.sh' \) -not -path "$here/external-secrets/*" \
-  -not -name build-external-secrets.sh -not -path "$here/flux-operator/*" -not -name build-flux-operator.sh |
+  -not -name build-external-secrets.sh -not -path "$here/flux-operator/*" -not -name build-flux-operator.sh \
+  -not -path "$here/argo-cd/*" -not -path "$here/kustomize/*" -not -name build-argo-cd.sh |
   LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1)
 flux=(source-controller kustomize-controller helm-controller notification-controller image-reflector-controller
   image-automation-controller)

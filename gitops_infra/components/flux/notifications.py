@@ -14,8 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gitops_infra.components._kubernetes import NamespaceResource, fixed_secret
-from gitops_infra.components.flux._custom_resource import custom_resource
+from gitops_infra.components._kubernetes import NamespaceResource, custom_resource, fixed_secret
 from gitops_infra.components.flux._names import FLUX_SYNC_NAME
 
 __all__ = [

@@ -34,9 +34,8 @@ import pulumi_kubernetes as k8s
 
 from gitops_infra import checks
 from gitops_infra.components._args import Problems
-from gitops_infra.components._kubernetes import NamespaceResource, fixed_config_map
+from gitops_infra.components._kubernetes import NamespaceResource, custom_resource, fixed_config_map
 from gitops_infra.components.flux._controllers import check_controllers
-from gitops_infra.components.flux._custom_resource import custom_resource
 from gitops_infra.components.flux.sync import TIMEOUT_ANNOTATION, WAIT_FOR_ANNOTATION, WAIT_FOR_READY
 from gitops_infra.contract import Environment
 from gitops_infra.defaults import (

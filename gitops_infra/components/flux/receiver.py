@@ -24,8 +24,7 @@ import pulumi_kubernetes as k8s
 from gitops_infra import checks
 from gitops_infra._lazy import sdk
 from gitops_infra.components._args import Problems
-from gitops_infra.components._kubernetes import NamespaceResource, fixed_secret
-from gitops_infra.components.flux._custom_resource import custom_resource
+from gitops_infra.components._kubernetes import NamespaceResource, custom_resource, fixed_secret
 from gitops_infra.components.flux._names import FLUX_SYNC_NAME
 from gitops_infra.components.flux.sync import GIT_REPOSITORY_API_VERSION
 

@@ -35,7 +35,7 @@ import pulumi_kubernetes as k8s
 from gitops_infra import checks
 from gitops_infra.checks import DEFAULT_BRANCH
 from gitops_infra.components._args import Problems
-from gitops_infra.components.flux._custom_resource import custom_resource
+from gitops_infra.components._kubernetes import custom_resource
 from gitops_infra.components.flux._names import FLUX_SECRET_NAME, FLUX_SYNC_NAME
 from gitops_infra.defaults import (
     DEFAULT_GIT_INTERVAL,
