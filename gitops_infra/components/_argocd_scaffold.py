@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gitops_infra.components.argocd._names import RESOURCES_FINALIZER
 from gitops_infra.components.argocd.cluster_secret import CONTRACT_ANNOTATION_PREFIX, ENVIRONMENT_LABEL
 from gitops_infra.contract import CLUSTER_SECRET_STORE_KEY, CONTRACT_KEYS
 from gitops_infra.defaults import ARGO_CD_ROOT
@@ -58,6 +59,8 @@ spec:
   template:
     metadata:
       name: 'apps-{{{{.name}}}}'
+      # Deleting the Application (the platform's destroy, a cluster leaving the set) deletes what it applied.
+      finalizers: [{RESOURCES_FINALIZER}]
     spec:
       project: {scaffold.project}
       source:

@@ -32,6 +32,9 @@ from pulumi_policy import (
 from . import rules
 
 __all__ = [
+    "ARGOCD_AUTOMATED_SYNC",
+    "ARGOCD_PROD_PRUNE_SELF_HEAL",
+    "ARGOCD_PROJECT_NAMED_DESTINATIONS",
     "AWS_REQUIRED_TAGS",
     "DEPLOY_KEY_READ_ONLY",
     "EKS_NODE_GROUP_SIZE_BOUNDS",
@@ -71,6 +74,9 @@ ENVIRONMENT_CONTRACT_VALID = "environment-contract-valid"
 TENANT_NO_CLUSTER_WIDE_WRITE = "tenant-no-cluster-wide-write"
 TENANT_KUSTOMIZATION_IDENTITY = "tenant-kustomization-identity"
 IAM_SECRETS_READ_SCOPED = "iam-secrets-read-scoped"
+ARGOCD_AUTOMATED_SYNC = "argocd-automated-sync"
+ARGOCD_PROJECT_NAMED_DESTINATIONS = "argocd-project-named-destinations"
+ARGOCD_PROD_PRUNE_SELF_HEAL = "argocd-prod-prune-self-heal"
 
 
 @dataclass(frozen=True)
@@ -362,6 +368,42 @@ POLICY_SPECS: tuple[PolicySpec, ...] = (
         OnResources(
             frozenset(rules.IAM_POLICY_TYPES), lambda args: rules.secrets_read_violations(args.props)
         ),
+    ),
+    PolicySpec(
+        ARGOCD_AUTOMATED_SYNC,
+        "An Argo CD Application syncs automatically (spec.syncPolicy.automated): commits reach the cluster.",
+        EnforcementLevel.MANDATORY,  # correctness: without it git and the cluster part ways silently
+        OnResources(
+            frozenset(rules.APPLICATION_TYPES),
+            lambda args: rules.application_automated_violations(args.props),
+        ),
+    ),
+    PolicySpec(
+        ARGOCD_PROJECT_NAMED_DESTINATIONS,
+        "An Argo CD AppProject names each destination: no '*' namespace or server.",
+        EnforcementLevel.MANDATORY,  # security: a wildcard lets the fleet's root deploy into kube-system
+        OnResources(
+            frozenset(rules.APP_PROJECT_TYPES),
+            lambda args: rules.project_destination_violations(args.props),
+        ),
+    ),
+    PolicySpec(
+        ARGOCD_PROD_PRUNE_SELF_HEAL,
+        (
+            "In prod, every Argo CD Application prunes and self-heals (spec.syncPolicy.automated.prune and "
+            "selfHeal), so prod is what git says."
+        ),
+        EnforcementLevel.MANDATORY,  # correctness: prod drifting from git is what GitOps is there to stop
+        OnStack(
+            lambda args: rules.stack_prod_sync_violations(
+                _stack_resources(args), rules.ProdSyncSettings.from_config(args.get_config())
+            )
+        ),
+        config={
+            "prodEnvironments": _string_list(
+                rules.DEFAULT_PROD_ENVIRONMENTS, "Environment names that mean prod."
+            )
+        },
     ),
 )
 """Every policy of the pack, in the pack's order: :func:`policies` and :data:`ENFORCEMENT` keep it."""

@@ -606,6 +606,9 @@ ALL_POLICIES = {
     pack.TENANT_NO_CLUSTER_WIDE_WRITE,
     pack.TENANT_KUSTOMIZATION_IDENTITY,
     pack.IAM_SECRETS_READ_SCOPED,
+    pack.ARGOCD_AUTOMATED_SYNC,
+    pack.ARGOCD_PROJECT_NAMED_DESTINATIONS,
+    pack.ARGOCD_PROD_PRUNE_SELF_HEAL,
 }
 ADVISORY_POLICIES = {
     pack.FLUX_GIT_REPOSITORY_INTERVAL,
@@ -619,6 +622,7 @@ STACK_POLICIES = {
     pack.FLUX_SYNC_ALERTING,
     pack.TENANT_NO_CLUSTER_WIDE_WRITE,
     pack.TENANT_KUSTOMIZATION_IDENTITY,
+    pack.ARGOCD_PROD_PRUNE_SELF_HEAL,
 }
 """Policies that need the whole stack: a deploy key's rule depends on the stack's Flux install, and
 whether Flux has an Alert is a question about the stack."""
@@ -727,6 +731,7 @@ def test_config_schemas_declare_the_same_defaults_as_the_rules() -> None:
         pack.EKS_NODE_GROUP_SIZE_BOUNDS: {"minNodes": 1, "maxNodes": 20},
         pack.TENANT_NO_CLUSTER_WIDE_WRITE: {"fluxNamespaces": ["flux-system"]},
         pack.TENANT_KUSTOMIZATION_IDENTITY: {"fluxNamespaces": ["flux-system"]},
+        pack.ARGOCD_PROD_PRUNE_SELF_HEAL: {"prodEnvironments": ["prod", "production"]},
     }
     # The engine fills in these defaults; the rules fall back to the same ones when it does not.
     assert EndpointSettings.from_config(defaults[pack.EKS_PROD_ENDPOINT_NOT_PUBLIC]) == EndpointSettings()
@@ -736,6 +741,8 @@ def test_config_schemas_declare_the_same_defaults_as_the_rules() -> None:
     assert NodeGroupSettings.from_config(defaults[pack.EKS_NODE_GROUP_SIZE_BOUNDS]) == NodeGroupSettings()
     for tenants in (pack.TENANT_NO_CLUSTER_WIDE_WRITE, pack.TENANT_KUSTOMIZATION_IDENTITY):
         assert rules.TenantSettings.from_config(defaults[tenants]) == rules.TenantSettings()
+    prod_sync = defaults[pack.ARGOCD_PROD_PRUNE_SELF_HEAL]
+    assert rules.ProdSyncSettings.from_config(prod_sync) == rules.ProdSyncSettings()
 
 
 def test_an_open_unencrypted_prod_cluster_trips_exactly_its_two_policies() -> None:

@@ -78,12 +78,21 @@ RESOURCE_RULES: dict[str, tuple[Callable[[str], bool], Callable[[str, Mapping[st
         lambda t: t in rules.IAM_POLICY_TYPES,
         lambda _t, props: rules.secrets_read_violations(props),
     ),
+    pack.ARGOCD_AUTOMATED_SYNC: (
+        lambda t: t in rules.APPLICATION_TYPES,
+        lambda _t, props: rules.application_automated_violations(props),
+    ),
+    pack.ARGOCD_PROJECT_NAMED_DESTINATIONS: (
+        lambda t: t in rules.APP_PROJECT_TYPES,
+        lambda _t, props: rules.project_destination_violations(props),
+    ),
 }
 STACK_RULES: dict[str, Callable[[list[Resource]], list[tuple[str, str]]]] = {
     pack.DEPLOY_KEY_READ_ONLY: rules.stack_deploy_key_violations,
     pack.FLUX_SYNC_ALERTING: rules.stack_alerting_violations,
     pack.TENANT_NO_CLUSTER_WIDE_WRITE: rules.stack_tenant_binding_violations,
     pack.TENANT_KUSTOMIZATION_IDENTITY: rules.stack_tenant_identity_violations,
+    pack.ARGOCD_PROD_PRUNE_SELF_HEAL: rules.stack_prod_sync_violations,
 }
 
 
@@ -117,7 +126,7 @@ def stacks() -> dict[str, list[Resource]]:
         stack: _resources(
             offline_plan(stack, options=StackOptions(work_dir=REPO_ROOT), config_step=plan_config)
         )
-        for stack in ("dev", "prod", "local")
+        for stack in ("dev", "prod", "local", "dev-argocd")
     }
 
 
@@ -129,13 +138,14 @@ ADVISORY_FINDINGS = {
     "dev": {pack.FLUX_KUSTOMIZATION_HEALTH, pack.FLUX_SYNC_ALERTING},
     "prod": set(),
     "local": {pack.FLUX_KUSTOMIZATION_HEALTH, pack.FLUX_SYNC_ALERTING},
+    "dev-argocd": set(),
 }
 """The advisory policies each committed stack trips: dev and local set neither ``flux.healthChecks`` nor
 ``flux.notifications``, so their Kustomization is Ready before its workloads and nobody hears of a failed
 sync. Prod sets both."""
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod", "local"])
+@pytest.mark.parametrize("stack", ["dev", "prod", "local", "dev-argocd"])
 def test_the_committed_stacks_violate_no_mandatory_policy(
     stacks: dict[str, list[Resource]], stack: str
 ) -> None:
@@ -144,9 +154,52 @@ def test_the_committed_stacks_violate_no_mandatory_policy(
     assert _mandatory(found) == {}
     advisory = {name for name, violations in found.items() if violations}
     assert advisory == ADVISORY_FINDINGS[stack], "and only the known advisory ones"
-    (kustomization_urn,) = [urn for t, urn, _ in stacks[stack] if t in rules.KUSTOMIZATION_TYPES]
+    kustomizations = [urn for t, urn, _ in stacks[stack] if t in rules.KUSTOMIZATION_TYPES]
     for name in advisory:
-        assert [urn for urn, _ in found[name]] == [kustomization_urn]
+        assert [urn for urn, _ in found[name]] == kustomizations
+
+
+def test_the_argo_cd_stack_is_checked_by_the_argo_cd_policies_and_can_fail_them(
+    stacks: dict[str, list[Resource]],
+) -> None:
+    resources = stacks["dev-argocd"]
+    types = {t for t, _, _ in resources}
+    assert set(rules.APPLICATION_TYPES) <= types and set(rules.APP_PROJECT_TYPES) <= types
+    assert not types & {*rules.KUSTOMIZATION_TYPES, *rules.GIT_REPOSITORY_TYPES}
+
+    def broken(type_: str, change: Callable[[dict[str, Any]], None]) -> dict[str, list[tuple[str, str]]]:
+        variant = copy.deepcopy(resources)
+        for resource_type, _, props in variant:
+            if resource_type == type_:
+                change(props)  # type: ignore[arg-type]
+        return _mandatory(_violations(variant))
+
+    application, project = rules.APPLICATION_TYPES[0], rules.APP_PROJECT_TYPES[0]
+    manual = broken(application, lambda props: props["spec"]["syncPolicy"].pop("automated"))
+    assert set(manual) == {pack.ARGOCD_AUTOMATED_SYNC}
+    wildcard = broken(
+        project, lambda props: props["spec"]["destinations"].append({"server": "*", "namespace": "*"})
+    )
+    assert set(wildcard) == {pack.ARGOCD_PROJECT_NAMED_DESTINATIONS}
+    assert len(wildcard[pack.ARGOCD_PROJECT_NAMED_DESTINATIONS]) == 2
+    # dev may turn self-heal off; prod may not.
+    no_heal = broken(
+        application, lambda props: props["spec"]["syncPolicy"]["automated"].update(selfHeal=False)
+    )
+    assert no_heal == {}
+
+    def as_prod(props: dict[str, Any]) -> None:
+        props["spec"]["syncPolicy"]["automated"]["selfHeal"] = False
+
+    variant = copy.deepcopy(resources)
+    for resource_type, _, props in variant:
+        if resource_type == application:
+            as_prod(props)  # type: ignore[arg-type]
+        elif props.get("metadata", {}).get("name") == "environment":
+            props["data"]["name"] = "prod"  # type: ignore[index]
+    found = _mandatory(_violations(variant))
+    assert set(found) == {pack.ARGOCD_PROD_PRUNE_SELF_HEAL}
+    assert "selfHeal" in found[pack.ARGOCD_PROD_PRUNE_SELF_HEAL][0][1]
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])

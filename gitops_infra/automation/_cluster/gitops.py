@@ -36,7 +36,8 @@ from typing import Any, cast
 
 from ...checks import parse_duration
 from .._state.target import StackTarget
-from ..results.gitops import FluxStatus, GitOpsReport, GitOpsSource, GitOpsSync, TenantSync
+from ..results.gitops import ArgoApplication, FluxStatus, GitOpsReport, GitOpsSource, GitOpsSync, TenantSync
+from .argocd import APPLICATION, absent_application, application_status
 from .flux_apis import GIT_REPOSITORY, KUSTOMIZATION, SYNC_KINDS, FluxKind
 from .kube import (
     REQUEST_TIMEOUT,
@@ -60,7 +61,7 @@ STALE_INTERVALS = 3
 
 _SOURCE = GIT_REPOSITORY
 _SYNC = KUSTOMIZATION
-_MADE_KINDS = {kind.kind: kind for kind in (_SOURCE, _SYNC)}
+_MADE_KINDS = {kind.kind: kind for kind in (_SOURCE, _SYNC, APPLICATION)}
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def _flux_kind(type_token: str) -> tuple[str, str, str] | None:
         return None
     _, api_version, kind = type_token.split(":")
     group, _, version = api_version.partition("/")
-    if (group, kind) not in {(_SOURCE.group, _SOURCE.kind), (_SYNC.group, _SYNC.kind)}:
+    if (group, kind) not in {(k.group, k.kind) for k in _MADE_KINDS.values()}:
         return None
     return group, version, kind
 
@@ -331,9 +332,13 @@ def gitops_report(
         if key[0] == _SOURCE.kind and obj is not None:
             revisions[key] = ((obj.get("status") or {}).get("artifact") or {}).get("revision")
     syncs: list[GitOpsSync | FluxStatus] = []
+    applications: list[ArgoApplication] = []
     for item in made:
         obj = read.get((item.kind, item.namespace, item.name))
-        if obj is None:
+        if item.kind == APPLICATION.kind:
+            found = application_status(obj, root=True) if obj is not None else None
+            applications.append(found or absent_application(item.namespace, item.name))
+        elif obj is None:
             (sources if item.kind == _SOURCE.kind else syncs).append(_absent(item))
         elif item.kind == _SOURCE.kind:
             sources.append(_source(obj, now))
@@ -342,6 +347,11 @@ def gitops_report(
     own = {(m.kind, m.namespace, m.name) for m in made} | theirs
     failing = []
     for kind, obj in others:
+        if kind == APPLICATION.kind:
+            application = application_status(obj)
+            if (kind, application.namespace, application.name) not in own and application.problems:
+                applications.append(application)
+            continue
         status = _status(kind, obj)
         if (kind, status.namespace, status.name) not in own and status.problems:
             failing.append(status)
@@ -350,6 +360,7 @@ def gitops_report(
         syncs=tuple(_as(GitOpsSync, s) for s in syncs),
         failing=tuple(sorted(failing, key=lambda s: (s.kind, s.namespace, s.name))),
         tenants=tuple(_tenant(found, now) for found in tenants),
+        applications=tuple(sorted(applications, key=lambda a: (not a.root, a.namespace, a.name))),
         checked_at=now,
     )
 
@@ -425,7 +436,7 @@ def _read(
             if ref is not None and ref[0] == _SOURCE.kind and ref not in read:
                 read[ref] = cluster.get(_SOURCE, ref[1], ref[2])
         others: list[tuple[str, Mapping[str, Any]]] = [
-            (kind.kind, obj) for kind in SYNC_KINDS for obj in cluster.list(kind)
+            (kind.kind, obj) for kind in (*SYNC_KINDS, APPLICATION) for obj in cluster.list(kind)
         ]
         theirs = [
             tenant_objects(

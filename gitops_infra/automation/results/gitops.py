@@ -1,12 +1,12 @@
-"""The GitOps layer as Flux reports it: each Flux object's Ready state, the stack's source and sync, and
-each tenant's own sync, by tenant."""
+"""The GitOps layer as the engine reports it: with Flux, each Flux object's Ready state, the stack's source
+and sync, and each tenant's own sync, by tenant; with Argo CD, each Application's sync and health."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
-__all__ = ["FluxStatus", "GitOpsReport", "GitOpsSource", "GitOpsSync", "TenantSync"]
+__all__ = ["ArgoApplication", "FluxStatus", "GitOpsReport", "GitOpsSource", "GitOpsSync", "TenantSync"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,62 @@ class GitOpsSync(FluxStatus):
 
 
 @dataclass(frozen=True)
+class ArgoApplication:
+    """One Argo CD ``Application`` as its controller reports it: whether the cluster matches git at the
+    revision Argo CD resolved, whether what it applied is healthy, its last sync operation, and its
+    conditions, in Argo CD's words."""
+
+    namespace: str
+    name: str
+    sync: str | None
+    """``status.sync.status``: ``Synced``, ``OutOfSync`` or ``Unknown`` (Argo CD could not compare: a fetch
+    or a render failed); ``None`` when the Application is not in the cluster."""
+    health: str | None
+    """``status.health.status``: ``Healthy``, ``Progressing``, ``Degraded``, ``Suspended``, ``Missing``."""
+    revision: str | None = None
+    """``status.sync.revision``: the repository's revision, as Argo CD last resolved the target."""
+    synced_revision: str | None = None
+    """The revision of the last sync operation (``status.operationState.syncResult.revision``)."""
+    operation: str | None = None
+    """The last sync operation's phase: ``Succeeded``, ``Running``, ``Failed``, ``Error``."""
+    operation_message: str | None = None
+    conditions: tuple[str, ...] = ()
+    """Each condition as ``Type: message`` (``ComparisonError: ...``, ``SyncError: ...``)."""
+    root: bool = False
+    """The stack made it (its root); otherwise it is reported only when it has a problem."""
+    kind: str = "Application"
+
+    @property
+    def shown(self) -> str:
+        """``Application namespace/name``."""
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    @property
+    def ready(self) -> bool | None:
+        """Synced and Healthy: ``None`` while Argo CD has not said (not there, or not compared yet)."""
+        if self.sync is None or self.health is None:
+            return None
+        return self.sync == "Synced" and self.health == "Healthy"
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What keeps this Application from being synced and healthy, a line each (empty when it is)."""
+        if self.sync is None:
+            return (f"{self.shown} is not in the cluster (the stack made it)",) if self.root else ()
+        found = []
+        if self.sync != "Synced":
+            found.append(f"{self.shown} is {self.sync}" + (f" at {self.revision}" if self.revision else ""))
+        if self.health not in ("Healthy", None):
+            found.append(f"{self.shown} is {self.health}")
+        if self.operation in ("Failed", "Error"):
+            found.append(
+                f"{self.shown}: its last sync {self.operation.lower()}: {self.operation_message or ''}"
+            )
+        found += [f"{self.shown}: {condition}" for condition in self.conditions]
+        return tuple(found)
+
+
+@dataclass(frozen=True)
 class TenantSync:
     """One tenant's own sync, found in its home namespace: its Kustomization and the GitRepository it
     applies from, reconciled as the tenant's ServiceAccount (Flux impersonates it)."""
@@ -122,6 +178,8 @@ class GitOpsReport:
     tenants: tuple[TenantSync, ...] = ()
     """Each tenant the stack's ``tenants`` output names, by name: its own sync, kept out of ``syncs``,
     ``sources`` and ``failing``."""
+    applications: tuple[ArgoApplication, ...] = ()
+    """With Argo CD: the stack's root Application, and every other Application that has a problem."""
     error: str | None = None
     """Why the cluster could not be read (then nothing else is known)."""
     checked_at: datetime | None = None
@@ -135,6 +193,7 @@ class GitOpsReport:
             *(line for status in (*self.sources, *self.syncs) for line in status.problems),
             *(line for tenant in self.tenants for line in tenant.problems),
             *(line for status in self.failing for line in status.problems),
+            *(line for application in self.applications for line in application.problems),
         )
 
     @property

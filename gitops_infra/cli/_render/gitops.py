@@ -1,5 +1,5 @@
-"""The GitOps layer (Flux's sources and syncs, each tenant's sync by name, and their problems), as
-``drift``, ``status`` and a promotion's evidence show it."""
+"""The GitOps layer (Flux's sources and syncs, each tenant's sync by name, Argo CD's Applications, and
+their problems), as ``drift``, ``status`` and a promotion's evidence show it."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ __all__ = ["gitops_markdown", "gitops_outcome", "print_gitops", "tenants_outcome
 
 
 def gitops_outcome(layer: automation.GitOpsReport | None, *, checked: bool = True) -> str:
-    """The GitOps layer in a few words: ``healthy``, ``N problem(s)``, ``unreachable``, ``no Flux``."""
+    """The GitOps layer in a few words: ``healthy``, ``N problem(s)``, ``unreachable``, ``no engine``."""
     if not checked:
         return "gitops not checked"
     if layer is None:
-        return "gitops: no Flux in this stack"
+        return "gitops: no GitOps engine in this stack"
     if layer.error is not None:
         return "gitops: the cluster could not be read"
     tenants = f"; {tenants_outcome(layer)}" if layer.tenants else ""
@@ -57,6 +57,10 @@ def print_gitops(
             out.print(f"{indent}  " + one_line(f"{source.shown} at {source.revision}"))
         for sync in layer.syncs:
             out.print(f"{indent}  " + one_line(f"{sync.shown} applied {sync.applied_revision}"))
+        for application in layer.applications:
+            out.print(
+                f"{indent}  " + one_line(f"{application.shown} Synced and Healthy at {application.revision}")
+            )
     if layer.error is None:
         for tenant in layer.tenants:
             out.print(f"{indent}  " + one_line(_tenant_line(tenant)))
@@ -89,14 +93,31 @@ def gitops_markdown(layer: automation.GitOpsReport) -> list[str]:
     lines = [f"#### GitOps layer: {gitops_outcome(layer).removeprefix('gitops: ')}", ""]
     if layer.problems:
         lines += [*(f"- {code(problem)}" for problem in layer.problems), ""]
-    if layer.error is None:
+    flux = layer.sources or layer.syncs or layer.failing or layer.tenants or not layer.applications
+    if layer.error is None and flux:
         lines += table(["kind", "object", "ready", "suspended", "revision"], _flux_rows(layer))
+    if layer.error is None and layer.applications:
+        lines += table(["application", "sync", "health", "revision", "last sync"], _application_rows(layer))
     if layer.error is None and layer.tenants:
         lines += [
             "",
             *table(["tenant", "namespaces", "kustomization", "ready", "applied"], _tenant_rows(layer)),
         ]
     return lines
+
+
+def _application_rows(layer: automation.GitOpsReport) -> list[tuple[Any, ...]]:
+    """A row per Argo CD Application: its sync and health, the revision, and its last sync operation."""
+    return [
+        (
+            f"{a.namespace}/{a.name}",
+            a.sync or Plain("not found"),
+            a.health or Plain(""),
+            a.revision or Plain(""),
+            a.operation or Plain(""),
+        )
+        for a in layer.applications
+    ]
 
 
 def _tenant_rows(layer: automation.GitOpsReport) -> list[tuple[Any, ...]]:

@@ -15,6 +15,8 @@ One module per kind of resource a rule guards, each with its resource types, def
 - ``_eks``: a prod cluster's API endpoint, secrets encryption, node group sizes;
 - ``_tags``: the required tags on every taggable AWS resource;
 - ``_deploy_key``: the fleet repository's deploy key is read-only unless image automation is on;
+- ``_argocd``: an Application syncs automatically, an AppProject names its destinations, prod prunes and
+  self-heals;
 - ``_flux``: a GitRepository's interval, a Kustomization's prune and health checks, a stack's alerting;
 - ``_images``: workloads' container images are pinned;
 - ``_environment``: the ``environment`` ConfigMap holds the environment contract;
@@ -29,6 +31,14 @@ from __future__ import annotations
 
 from gitops_infra.checks import GO_DURATION_PATTERN, parse_duration
 
+from ._argocd import (
+    APP_PROJECT_TYPES,
+    APPLICATION_TYPES,
+    ProdSyncSettings,
+    application_automated_violations,
+    project_destination_violations,
+    stack_prod_sync_violations,
+)
 from ._deploy_key import (
     DEPLOY_KEY_TYPE,
     DeployKeySettings,
@@ -91,6 +101,8 @@ from ._tenants import (
 __all__ = [
     "ALERT_TYPES",
     "ALWAYS_TAGGABLE_TYPES",
+    "APPLICATION_TYPES",
+    "APP_PROJECT_TYPES",
     "CLUSTER_ROLE_BINDING_TYPES",
     "CLUSTER_ROLE_TYPES",
     "CONFIG_MAP_PATCH_TYPE",
@@ -124,8 +136,10 @@ __all__ = [
     "EndpointSettings",
     "IntervalSettings",
     "NodeGroupSettings",
+    "ProdSyncSettings",
     "TagSettings",
     "TenantSettings",
+    "application_automated_violations",
     "default_tags_of",
     "deploy_key_violations",
     "effective_tag_keys",
@@ -139,11 +153,13 @@ __all__ = [
     "kustomization_prune_violations",
     "node_group_size_violations",
     "parse_duration",
+    "project_destination_violations",
     "required_tag_violations",
     "secrets_encryption_violations",
     "secrets_read_violations",
     "stack_alerting_violations",
     "stack_deploy_key_violations",
+    "stack_prod_sync_violations",
     "stack_tenant_binding_violations",
     "stack_tenant_identity_violations",
 ]

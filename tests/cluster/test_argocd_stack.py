@@ -1,0 +1,156 @@
+"""The local stack with ``gitops.engine: argocd``: Argo CD's controllers, repo server and Redis run beside
+the cluster (:class:`~gitops_infra.local.ArgoCd`, installed outside the stack: ``argocd.install:
+external``), fetching from the session's SSH fleet server with the stack's deploy key.
+
+Each test has an Argo CD of its own, in a namespace of its own (``argocd-<test>``), so that each stack's
+root ``Application`` (``platform``) is the only one its controllers see; the stack is destroyed while its
+Argo CD still runs, to clear the root's finalizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from gitops_infra.automation import up
+from gitops_infra.components._argocd_scaffold import ArgoCdScaffold
+from gitops_infra.components.argocd import REFRESH_ANNOTATION
+from gitops_infra.components.fleet_repository import scaffold_files
+from gitops_infra.local import ArgoCd, DeployKeyPair, FleetServer, LocalCluster
+
+from ..support import TOOLCHAIN, unavailable
+from .conftest import LocalStack, wait_until
+
+pytestmark = pytest.mark.cluster
+
+GROUP, VERSION = "argoproj.io", "v1alpha1"
+ROOT = "platform"
+
+
+@pytest.fixture
+def argo(local_stack: LocalStack, cluster: LocalCluster, tmp_path: Path) -> Iterator[ArgoCd]:
+    """An Argo CD of this test's own, and the local stack switched to it (no ``flux`` section)."""
+    if not (TOOLCHAIN.bin_dir / "argocd").is_file():
+        unavailable("Argo CD is not built: run `make setup`")
+    namespace = f"argocd-{local_stack.name}"
+    argocd = ArgoCd(tmp_path / "argocd", cluster, namespace=namespace).start()
+    try:
+        local_stack.raw_stack().remove_config("gitops-infra:flux")
+        local_stack.set_all(
+            {"gitops.engine": "argocd", "argocd.install": "external", "argocd.namespace": namespace}
+        )
+        local_stack.commit("Argo CD as the engine")
+        yield argocd
+    finally:
+        try:
+            local_stack.raw_stack().destroy(on_output=None)  # while Argo CD runs: the root's finalizer
+        finally:
+            argocd.stop()
+
+
+def _root(stack: LocalStack, argo: ArgoCd) -> dict[str, Any]:
+    found: dict[str, Any] = client.CustomObjectsApi(stack.api).get_namespaced_custom_object(
+        GROUP, VERSION, argo.namespace, "applications", ROOT
+    )
+    return found
+
+
+def _config_map(name: str, namespace: str, value: str) -> str:
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {namespace}\ndata:\n  value: {value}\n"
+
+
+def _read_config_map(stack: LocalStack, name: str, namespace: str) -> dict[str, str] | None:
+    try:
+        data: dict[str, str] = client.CoreV1Api(stack.api).read_namespaced_config_map(name, namespace).data
+        return data
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def test_up_returns_once_the_root_is_synced_and_healthy_at_the_fleets_commit(
+    local_stack: LocalStack, argo: ArgoCd, fleet: FleetServer
+) -> None:
+    namespace = local_stack.service_namespace
+    commit = fleet.commit(
+        {
+            f"{local_stack.fleet_path}/kustomization.yaml": "resources: [config.yaml]\n",
+            f"{local_stack.fleet_path}/config.yaml": _config_map("from-the-fleet", namespace, "one"),
+        },
+        "a ConfigMap for the root",
+    )
+
+    up("local", options=local_stack.options)
+
+    # As `up` returned, with no waiting here.
+    status = _root(local_stack, argo)["status"]
+    assert status["sync"]["status"] == "Synced"
+    assert status["sync"]["revision"] == commit
+    assert status["health"]["status"] == "Healthy"
+    assert REFRESH_ANNOTATION not in _root(local_stack, argo)["metadata"].get("annotations", {})
+    assert _read_config_map(local_stack, "from-the-fleet", namespace) == {"value": "one"}
+
+    # Self-heal: an out-of-band delete is put back.
+    client.CoreV1Api(local_stack.api).delete_namespaced_config_map("from-the-fleet", namespace)
+    assert wait_until(lambda: _read_config_map(local_stack, "from-the-fleet", namespace), "self-heal", 60)
+
+    # The second act: an `up` with nothing changed changes nothing, and returns at once.
+    up("local", options=local_stack.options)
+    assert _root(local_stack, argo)["status"]["sync"]["revision"] == commit
+
+
+def test_a_key_rotation_returns_only_once_argo_cd_has_fetched_with_the_new_key(
+    local_stack: LocalStack, argo: ArgoCd, fleet: FleetServer, deploy_key: DeployKeyPair
+) -> None:
+    up("local", options=local_stack.options)
+    new = DeployKeyPair.generate()
+    fleet.authorize(deploy_key, new)  # the overlap: the repository holds both deploy keys
+    try:
+        local_stack.set("localDeployKey", new.private_key, secret=True)
+        seen = len(fleet.accepted())
+
+        up("local", options=local_stack.options)
+
+        fetched = fleet.accepted()[seen:]  # read as `up` returned
+        assert new.fingerprint in fetched, (new.fingerprint, fetched)
+        assert deploy_key.fingerprint not in fetched
+        status = _root(local_stack, argo)["status"]
+        assert (status["sync"]["status"], status["health"]["status"]) == ("Synced", "Healthy")
+    finally:
+        fleet.authorize(deploy_key)
+
+
+def test_the_scaffolds_application_set_renders_an_application_from_the_contract(
+    local_stack: LocalStack, argo: ArgoCd, fleet: FleetServer
+) -> None:
+    files = scaffold_files(local_stack.fleet_path, "local", argocd=ArgoCdScaffold(url=fleet.url, branch="main"))
+    namespace = local_stack.service_namespace
+    files[f"{local_stack.fleet_path}/apps/app.yaml"] = _config_map("an-app", namespace, "from-apps")
+    fleet.commit(files, "the Argo CD scaffold, and an app")
+
+    up("local", options=local_stack.options)
+
+    def rendered() -> dict[str, Any] | None:
+        try:
+            found: dict[str, Any] = client.CustomObjectsApi(local_stack.api).get_namespaced_custom_object(
+                GROUP, VERSION, argo.namespace, "applications", "apps-in-cluster"
+            )
+            return found
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    application = wait_until(rendered, "the ApplicationSet's Application")
+    # From the contract on the in-cluster Secret: its service namespace and its base domain.
+    assert application["spec"]["destination"]["namespace"] == namespace
+    assert application["spec"]["info"] == [{"name": "baseDomain", "value": "local.example.com"}]
+    assert wait_until(lambda: _read_config_map(local_stack, "an-app", namespace), "the app applied") == {
+        "value": "from-apps"
+    }
