@@ -31,6 +31,7 @@ def to_jsonable(value: Any) -> Any:
             "problems",
             "lag",
             "healthy_tenants",
+            "ready",
         ):
             if hasattr(value, name):
                 data[name] = to_jsonable(getattr(value, name))
