@@ -15,7 +15,7 @@ from typing import Any
 
 from pulumi import automation as auto
 
-from ..checks import RECONCILE_REQUEST_ANNOTATION
+from ..checks import RECONCILE_REQUEST_ANNOTATION, REFRESH_ANNOTATION
 from ..errors import ArgumentError, StackLockedError
 from ..redaction import SECRET
 from ._cluster.gitops import read_gitops
@@ -41,6 +41,7 @@ _SERVER_MAINTAINED: dict[str, tuple[str, ...]] = {
         "metadata.uid",
         "status",
         f'metadata.annotations["{RECONCILE_REQUEST_ANNOTATION}"]',
+        f'metadata.annotations["{REFRESH_ANNOTATION}"]',
     ),
 }
 """Fields the API server rewrites whenever anyone touches an object, by resource type prefix, and
@@ -51,7 +52,9 @@ They change with every edit (an out-of-band ``kubectl patch`` moves ``resourceVe
 difference in them beside a declared field would only bury that field's line. The platform sets
 ``reconcile.fluxcd.io/requestedAt`` on its GitRepository to prove a new credential, and ``flux
 reconcile`` sets it too, to fetch now: a person asking Flux to fetch has changed nothing declared, and
-the platform's value is set again at the next credential change.
+the platform's value is set again at the next credential change. Argo CD's refresh request
+(``argocd.argoproj.io/refresh``) is the same: the platform sets it on its root Application to ask for a
+fetch, and Argo CD removes it once it has answered.
 """
 
 

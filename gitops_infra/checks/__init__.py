@@ -37,6 +37,7 @@ Example::
 
 from gitops_infra.checks.argocd import (
     MAX_RETRY_LIMIT,
+    REFRESH_ANNOTATION,
     WILDCARD_DESTINATION,
     argo_cd_chart_version_problem,
     project_destination_problem,
@@ -262,6 +263,7 @@ __all__ = [
     "RECEIVER_WEBHOOK_PATH_PREFIX",
     "RECONCILE_REQUEST_ANNOTATION",
     "RECONCILE_REQUEST_PATTERN",
+    "REFRESH_ANNOTATION",
     "REPOSITORY_PATTERN",
     "REQUIRED_FLUX_COMPONENTS",
     "RESERVED_NAMESPACES",

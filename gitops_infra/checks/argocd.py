@@ -17,6 +17,7 @@ from gitops_infra.defaults import ARGO_CD_CHART_VERSION
 
 __all__ = [
     "MAX_RETRY_LIMIT",
+    "REFRESH_ANNOTATION",
     "WILDCARD_DESTINATION",
     "argo_cd_chart_version_problem",
     "project_destination_problem",
@@ -24,6 +25,9 @@ __all__ = [
 ]
 
 _CHART_VERSION = re.compile(CHART_VERSION_PATTERN)
+REFRESH_ANNOTATION = "argocd.argoproj.io/refresh"
+"""Set to ``hard`` on an Application, it asks Argo CD's application controller to fetch and render again,
+past its caches; the controller removes it once that comparison is recorded in the status."""
 MAX_RETRY_LIMIT = 100
 """The most retries a failed sync gets: beyond it, a broken commit would retry for days."""
 WILDCARD_DESTINATION = "*"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gitops_infra import checks
+
 __all__ = [
     "APPLICATION_API_VERSION",
     "IN_CLUSTER_SERVER",
@@ -16,8 +18,6 @@ SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
 """The label that makes a Secret in Argo CD's namespace a ``repository`` or a ``cluster`` to Argo CD."""
 IN_CLUSTER_SERVER = "https://kubernetes.default.svc"
 """The destination server Argo CD calls the cluster it runs in."""
-REFRESH_ANNOTATION = "argocd.argoproj.io/refresh"
-"""Set to ``hard``, it asks the application controller to fetch and render again, bypassing its caches;
-the controller removes it once that comparison is recorded in the status."""
+REFRESH_ANNOTATION = checks.REFRESH_ANNOTATION
 RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 """On an Application, deleting it deletes what it applied first (a cascading delete)."""
