@@ -14,6 +14,7 @@ from pulumi import automation as auto
 
 from ...policy import resolve_policy_packs
 from ...redaction import SECRET
+from .._state.engine_switch import refuse_engine_switch
 from .._state.history import latest_deployment
 from .._state.target import StackTarget
 from ..results.deployments import PreviewResult, RecordedResult, Step, UpResult
@@ -70,7 +71,9 @@ def up_work(
     policy_packs: Sequence[str] = (),
     refresh: bool = False,
 ) -> Callable[[auto.Stack, EngineEvents], UpResult]:
-    """The engine work of ``up``, shared with ``rollback_to_commit`` and ``promote``."""
+    """The engine work of ``up``, shared with ``rollback_to_commit`` and ``promote``; refused before it
+    starts when the stack would change GitOps engines in one update (:mod:`.._state.engine_switch`)."""
+    refuse_engine_switch(target)
     packs = resolve_policy_packs(policy_packs)
     flags = [*message_flags(message), *policy_flags(packs)]
     if refresh:

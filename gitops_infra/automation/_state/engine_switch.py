@@ -1,0 +1,68 @@
+"""A stack's GitOps engine, as its state holds it, against the one its config asks for.
+
+A stack that runs Flux and is updated with ``gitops.engine: argocd`` (or the reverse) would lose its
+engine in the same update that brings the other: Pulumi creates Argo CD's root first and deletes Flux's
+Kustomization last, and that delete has kustomize-controller prune everything Flux applied
+(``WaitForTermination``) while Argo CD applies it again. What the fleet runs would go down in the
+middle of the update. So ``up`` (and a rollback or a promotion, which update too) refuses that before
+the engine starts, naming ``gitops.engine``; docs/argocd.md says how a stack moves.
+
+The state is read straight from a file backend, no secret decrypted; on another backend the check
+is not made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ...config import PROJECT
+from ...defaults import GitOpsEngine
+from ...errors import ConfigError
+from .target import StackTarget
+
+__all__ = ["ENGINE_TYPES", "engine_switch_problem", "refuse_engine_switch"]
+
+ENGINE_TYPES = {
+    GitOpsEngine.FLUX: "gitops-infra:index:FluxBootstrap",
+    GitOpsEngine.ARGOCD: "gitops-infra:index:ArgoCdBootstrap",
+}
+"""The component each engine's state holds."""
+_NAMES = {GitOpsEngine.FLUX: "Flux", GitOpsEngine.ARGOCD: "Argo CD"}
+
+
+def _wanted(target: StackTarget) -> GitOpsEngine | None:
+    """The engine the stack's files ask for; ``None`` when they cannot say (config validation will)."""
+    settings = target.project.read_stack_settings(target.stack_name)
+    values = settings.values(f"{PROJECT}:gitops")
+    if not values:
+        return GitOpsEngine.FLUX
+    value = values[0].value
+    engine = value.get("engine", GitOpsEngine.FLUX.value) if isinstance(value, Mapping) else None
+    return next((known for known in GitOpsEngine if known.value == engine), None)
+
+
+def engine_switch_problem(target: StackTarget) -> str | None:
+    """Why an update of ``target`` must not run now, or ``None``: its state runs one engine, and its
+    config asks for the other."""
+    files = target.file_backend()
+    types = files.resource_types() if files is not None else None
+    if not types:
+        return None
+    running = [engine for engine, type_ in ENGINE_TYPES.items() if type_ in types]
+    wanted = _wanted(target)
+    if len(running) != 1 or wanted is None or wanted in running:
+        return None
+    old, new = _NAMES[running[0]], _NAMES[wanted]
+    return (
+        f"{PROJECT}:gitops.engine: {wanted.value}, and stack {target.stack!r} runs {old}: one update "
+        f"would delete {old}'s sync while {new} takes over, and {old} would take down what it applied "
+        f"first. Set gitops.engine back to {running[0].value}; moving a stack between engines is "
+        "docs/argocd.md's 'Moving a stack between engines'"
+    )
+
+
+def refuse_engine_switch(target: StackTarget) -> None:
+    """Raise ``ConfigError`` with :func:`engine_switch_problem`'s reason, if there is one."""
+    problem = engine_switch_problem(target)
+    if problem is not None:
+        raise ConfigError([problem], stack=target.stack)
