@@ -81,3 +81,10 @@ def test_the_same_engine_a_first_one_or_an_unreadable_config_is_not_refused(
     tmp_path: Path, engine: str | None, state: list[str] | None
 ) -> None:
     assert engine_switch_problem(_target(tmp_path, engine, state)) is None  # type: ignore[arg-type]
+
+
+def test_the_namespace_it_reads_is_the_config_s() -> None:
+    from gitops_infra.automation._state import engine_switch
+    from gitops_infra.config import PROJECT
+
+    assert engine_switch.PROJECT == PROJECT

@@ -98,6 +98,7 @@ _OWN_FILES = {
     "gitops_infra/local/_github.py": "the local fleet server's request log",
     "gitops_infra/local/_record.py": "the local harness's process record (it checks for a regular file)",
     "gitops_infra/local/_crds.py": "the CRDs setup copied into the toolchain",
+    "gitops_infra/local/_argocd.py": "Argo CD's install manifest setup copied into the toolchain",
     "gitops_infra/local/_registry.py": "an image layer it builds in memory (tarfile.open of a buffer)",
     "bench/__main__.py": "the test run's own timing record",
     "bench/fleet_shards.py": "the benchmark's own fixture and outputs",

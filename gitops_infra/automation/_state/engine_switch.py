@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...config import PROJECT
 from ...defaults import GitOpsEngine
 from ...errors import ConfigError
 from .target import StackTarget
@@ -27,6 +26,8 @@ ENGINE_TYPES = {
     GitOpsEngine.ARGOCD: "gitops-infra:index:ArgoCdBootstrap",
 }
 """The component each engine's state holds."""
+PROJECT = "gitops-infra"
+"""The config namespace (``gitops_infra.config.PROJECT``: the automation layer imports no config)."""
 _NAMES = {GitOpsEngine.FLUX: "Flux", GitOpsEngine.ARGOCD: "Argo CD"}
 
 
