@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # A project-local engine built by setup comes first on PATH; see tools/setup.sh.
 export PATH := $(CURDIR)/.tools/pulumi/bin:$(PATH)
 
-.PHONY: setup plan test test-tiers test-lane-cluster test-lane-engine test-floor lint docs bench demo demo-down
+.PHONY: setup plan test test-tiers test-lane-cluster test-lane-cluster-core test-lane-cluster-extras test-lane-engine test-floor lint docs bench demo demo-down
 
 setup:
 	@bash tools/setup.sh
@@ -52,6 +52,15 @@ test-tiers:
 
 test-lane-cluster:
 	$(PY) -m pytest tests/cluster --durations=20
+
+# The cluster tier in two parts, as tools/test.sh runs them: the tests of what every local cluster runs,
+# and those of what only some start on request (marker `extra`: External Secrets, the Flux Operator, the
+# registry, Sealed Secrets, Argo CD), which need the toolchain's extras built.
+test-lane-cluster-core:
+	$(PY) -m pytest tests/cluster -m "not extra" --durations=20
+
+test-lane-cluster-extras:
+	$(PY) -m pytest tests/cluster -m extra --durations=20
 
 test-lane-engine:
 	$(PY) -m pytest tests/engine tests/install tests/unit -n 2 --dist loadfile --durations=30

@@ -4,8 +4,9 @@
 #   tools/setup.sh          every step below (what `make demo` and `make bench` need)
 #   tools/setup.sh python   step 1 only (what the offline plan, `make plan`, needs)
 #   tools/setup.sh base     every step but 3
-#   tools/setup.sh cluster  step 3 only (`make test` runs it beside `base`, and the lanes that do not
-#                           need it beside the rest of it: tools/test.sh)
+#   tools/setup.sh cluster  step 3 only; `cluster-core` and `cluster-extras` its two parts (`make test`
+#                           runs them beside `base`, and the lanes that do not need them beside the rest
+#                           of them: tools/test.sh)
 #
 #   1. .venv with `pip install -e '.[dev]'` (skipped while pyproject.toml is unchanged);
 #      1b. .venv-floor: the same, on the lowest pulumi pyproject.toml allows, for the unit tests;
@@ -46,19 +47,22 @@ version_in_range() {
 
 mode=${1:-all}
 case "$mode" in
-  all | python | base | cluster) ;;
-  *) die "unknown step '$mode': expected python, base or cluster (or nothing, for every step)" ;;
+  all | python | base | cluster | cluster-core | cluster-extras) ;;
+  *) die "unknown step '$mode': expected python, base, cluster, cluster-core or cluster-extras (or nothing, for every step)" ;;
 esac
 
 # --- 3, begun first: the local cluster's toolchain -----------------------------------------------------
 # The longest step, and it needs nothing the others make, so it builds beside steps 1 and 2 (a Go build
 # links on one core and pip waits on the network: together they keep both cores busy). Its lines are
 # kept in a log and printed, whole, where step 3 stands; stopping setup stops it.
-if [ "$mode" = cluster ]; then
-  bash tools/cluster/build.sh ||
-    die "the local cluster's toolchain did not build (tools/cluster/build.sh; its output is above)"
-  exit 0
-fi
+case "$mode" in
+  cluster | cluster-core | cluster-extras)
+    part=${mode#cluster}
+    bash tools/cluster/build.sh ${part#-} ||
+      die "the local cluster's toolchain did not build (tools/cluster/build.sh${part/-/ }; its output is above)"
+    exit 0
+    ;;
+esac
 cluster_pid=
 if [ "$mode" = all ]; then
   mkdir -p .tools

@@ -14,6 +14,10 @@
 # Each lane's report is printed whole when the lanes are done (as make -O did); the exit status is
 # non-zero when setup, lint or any lane failed. The run's duration is recorded in .tools/make-test.json:
 # setup_s, the seconds until everything setup built was ready, and make_test_s, the whole run.
+#
+# The cluster tier runs in two lanes, the core's and the extras' (Makefile: test-lane-cluster-core and
+# -extras, by the marker `extra`), so that on a cold machine its longest part starts while the rest of the
+# toolchain still builds.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,13 +36,29 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # Job control: each background job is a process group of its own, which cleanup stops whole. The cluster
-# job waits for the base setup too: its tests run the engine and the venv.
+# job builds the toolchain's core (what every local cluster runs) and then its extras (what some cluster
+# tests start on request: tools/cluster/build.sh), and runs the cluster tier in two lanes: the core's tests
+# as soon as the core is built, while the extras build, and the extras' tests once they are built, beside
+# the core's (each lane its own pytest session, with a cluster of its own). Both wait for the base setup
+# too: their tests run the engine and the venv. Each lane's exit status is left in a file.
 set -m
 (
-  bash tools/setup.sh cluster >"$logs/cluster-setup" 2>&1 || exit 3
+  bash tools/setup.sh cluster-core >"$logs/cluster-setup" 2>&1 || exit 3
   date +%s >"$logs/cluster-ready"
+  (
+    if ! bash tools/setup.sh cluster-extras >"$logs/extras-setup" 2>&1; then
+      echo 3 >"$logs/extras-rc"
+      exit 0
+    fi
+    date +%s >"$logs/extras-ready"
+    until [ -e "$logs/base-ready" ]; do sleep 1; done
+    $make --no-print-directory test-lane-cluster-extras >"$logs/cluster-extras" 2>&1
+    echo $? >"$logs/extras-rc"
+  ) &
   until [ -e "$logs/base-ready" ]; do sleep 1; done
-  $make --no-print-directory test-lane-cluster >"$logs/cluster" 2>&1
+  $make --no-print-directory test-lane-cluster-core >"$logs/cluster" 2>&1
+  echo $? >"$logs/core-rc"
+  wait
 ) &
 cluster=$!
 jobs_started+=("$cluster")
@@ -63,22 +83,30 @@ set +m
 wait "$cluster"
 case $? in
   0) ;;
-  3) failed+=("the local cluster's toolchain (tools/cluster/build.sh), so the cluster lane did not run") ;;
-  *) failed+=("cluster") ;;
+  3) failed+=("the local cluster's toolchain (tools/cluster/build.sh core), so the cluster lanes did not run") ;;
+  *) failed+=("the cluster job") ;;
+esac
+case $(cat "$logs/core-rc" 2>/dev/null) in
+  0 | "") ;;
+  *) failed+=("cluster (core)") ;;
+esac
+case $(cat "$logs/extras-rc" 2>/dev/null) in
+  0) ;;
+  3) failed+=("the local cluster's extras (tools/cluster/build.sh extras), so their cluster tests did not run") ;;
+  "") [ -e "$logs/cluster-ready" ] && failed+=("cluster (extras): no result") ;;
+  *) failed+=("cluster (extras)") ;;
 esac
 wait "$engine" || failed+=("engine, install and unit")
 wait "$floor" || failed+=("floor")
 jobs_started=()
 
-for log in cluster-setup cluster engine floor; do
+for log in cluster-setup extras-setup cluster cluster-extras engine floor; do
   [ -f "$logs/$log" ] && cat "$logs/$log"
 done
 if [ "${#failed[@]}" -gt 0 ]; then
   for what in "${failed[@]}"; do echo "test: failed: $what" >&2; done
   exit 1
 fi
-base_ready=$(cat "$logs/base-ready")
-cluster_ready=$(cat "$logs/cluster-ready")
-ready=$((base_ready > cluster_ready ? base_ready : cluster_ready))
+ready=$(cat "$logs/base-ready" "$logs/cluster-ready" "$logs/extras-ready" | sort -n | tail -n1)
 printf '{"finished_at": "%s", "setup_s": %d, "make_test_s": %d}\n' "$(date -u +%FT%TZ)" \
   $((ready - start)) $(($(date +%s) - start)) >.tools/make-test.json

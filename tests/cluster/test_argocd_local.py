@@ -20,7 +20,7 @@ from gitops_infra.local import ArgoCd, DeployKeyPair, FleetServer, LocalCluster
 from ..support import TOOLCHAIN, unavailable
 from .conftest import gone, wait_until
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.extra]
 
 NAMESPACE = "argocd"
 GROUP, VERSION = "argoproj.io", "v1alpha1"

@@ -26,7 +26,7 @@ from gitops_infra.local import ArgoCd, DeployKeyPair, FleetServer, LocalCluster
 from ..support import TOOLCHAIN, unavailable
 from .conftest import LocalStack, wait_until
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.extra]
 
 GROUP, VERSION = "argoproj.io", "v1alpha1"
 ROOT = "platform"

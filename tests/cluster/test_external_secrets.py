@@ -22,7 +22,7 @@ from gitops_infra.local import ExternalSecretsController, LocalCluster
 from ..support import unavailable
 from .conftest import wait_until
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.extra]
 
 GROUP, VERSION = "external-secrets.io", "v1"
 NAMESPACE = "eso-test"

@@ -32,7 +32,7 @@ from gitops_infra.local import ExternalSecretsController, FleetServer, LocalClus
 from ..support import unavailable
 from .conftest import LocalStack, wait_until
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.extra]
 
 GROUP, VERSION = "external-secrets.io", "v1"
 REGION = "eu-central-1"

@@ -30,7 +30,7 @@ from gitops_infra.local import FleetServer, FluxOperator, LocalCluster
 from ..support import unavailable
 from .conftest import TOOLCHAIN, LocalStack, _require_toolchain, wait_until
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.extra]
 
 NAMESPACE = "flux-system"
 """The operator's runtime namespace: it reconciles only the FluxInstance ``flux`` there."""

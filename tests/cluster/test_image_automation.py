@@ -28,7 +28,7 @@ from gitops_infra.policy.rules import DeployKeySettings, deploy_key_violations
 from ..support import TOOLCHAIN, unavailable, workspace
 from .conftest import STACK, LocalStack, wait_until
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.extra]
 
 IMAGE_COMPONENTS = ["image-reflector-controller", "image-automation-controller"]
 IMAGE = ("image.toolkit.fluxcd.io", "v1")

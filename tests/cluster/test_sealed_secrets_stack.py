@@ -33,7 +33,7 @@ from gitops_infra.local._sealed_secrets import CONTROLLER, KEY_LABEL, SealedSecr
 from ..support import TOOLCHAIN, unavailable
 from .conftest import LocalStack, wait_until
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.extra]
 
 SEALED = ("bitnami.com", "v1alpha1", "sealedsecrets")
 FLUX_KINDS = (

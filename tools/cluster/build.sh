@@ -21,6 +21,13 @@
 #   argo-cd/, kustomize/   Argo CD (v3.6.2) and the kustomize its repo server runs (v5.8.3), by build-argo-cd.sh,
 #                          on a stamp of its own
 #
+#   build.sh           both parts below, the core first
+#   build.sh core      what every local cluster runs: the control plane, kwok, Flux's six controllers and
+#                      their CRDs, the Kubernetes provider, sshd (on the stamp .tools/cluster/.setup-stamp)
+#   build.sh extras    what only some cluster tests start, on request: the registry, Sealed Secrets (on the
+#                      stamp .setup-stamp-extras), External Secrets, the Flux Operator and Argo CD (each on
+#                      a stamp of its own). `make test` runs the core's cluster tests while these build.
+#
 # It also copies the Flux CRDs those controllers ship (config/crd/bases) into .tools/cluster/crds (so
 # notification-controller's no longer need controller-gen), and concatenates kwok's node and pod stages
 # (its module's kustomize/stage/{node,pod}/fast) into .tools/cluster/kwok-stages.yaml: the kwok binary
@@ -52,23 +59,68 @@ fi
 
 command -v go >/dev/null || die "the local cluster is built from Go modules: install Go 1.26+ and rerun setup"
 
-bash "$here/build-external-secrets.sh"
-bash "$here/build-flux-operator.sh"
-bash "$here/build-argo-cd.sh"
+part=${1:-all}
+case "$part" in
+  all | core | extras) ;;
+  *) die "unknown part '$part': expected core or extras (or nothing, for both)" ;;
+esac
 
-# External Secrets, the Flux Operator and Argo CD have stamps of their own: a change to one relinks nothing else.
-want=$(find "$here" -maxdepth 2 \( -name go.mod -o -name go.sum -o -name '*.sh' \) -not -path "$here/external-secrets/*" \
-  -not -name build-external-secrets.sh -not -path "$here/flux-operator/*" -not -name build-flux-operator.sh \
-  -not -path "$here/argo-cd/*" -not -path "$here/kustomize/*" -not -name build-argo-cd.sh |
-  LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1)
+# version MODULE FILE: the version FILE's go.mod requires of MODULE.
+version() {
+  awk -v m="$1" '/^[[:space:]]*\/\// { next } { for (i = 1; i < NF; i++) if ($i == m) { print $(i + 1); exit } }' "$2"
+}
+
+mkdir -p "$bin" "$out/crds"
+export CGO_ENABLED=0
+build() { # build NAME DIR PACKAGE [go build flags...]
+  local name=$1 dir=$2 package=$3 started
+  shift 3
+  started=$(date +%s)
+  go -C "$dir" build -trimpath "$@" -o "$root/$bin/$name" "$package"
+  say "built $name in $(($(date +%s) - started))s ($(du -h "$bin/$name" | cut -f1))"
+}
+fingerprint_of() { LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1; }
+
+# --- extras: each on a stamp of its own, so a change to one relinks nothing else ---------------------------
+extras() {
+  bash "$here/build-external-secrets.sh"
+  bash "$here/build-flux-operator.sh"
+  bash "$here/build-argo-cd.sh"
+  local want started
+  want=$(printf '%s\n' "$here"/registry/go.{mod,sum} "$here"/sealed-secrets/go.{mod,sum} "$here/sealed-secrets.sh" |
+    fingerprint_of)
+  if [ -x "$bin/registry" ] && [ -x "$bin/sealed-secrets-controller" ] && [ -x "$bin/kubeseal" ] &&
+    [ -f "$out/crds/sealed-secrets/bitnami.com_sealedsecrets.yaml" ] &&
+    [ "$(cat "$out/.setup-stamp-extras" 2>/dev/null)" = "$want" ]; then
+    say "reusing registry, sealed-secrets-controller and kubeseal in $bin"
+    return 0
+  fi
+  started=$(date +%s)
+  # Stamped as upstream's Makefile does; without it the registry says v3.1.2+unknown.
+  local distribution=github.com/distribution/distribution/v3
+  build registry "$here/registry" "$distribution/cmd/registry" \
+    -ldflags "-s -w -X $distribution/version.version=$(version "$distribution" "$here/registry/go.mod")"
+  bash "$here/sealed-secrets.sh" "$out"
+  echo "$want" >"$out/.setup-stamp-extras"
+  say "built the registry and Sealed Secrets in $(($(date +%s) - started))s"
+}
+if [ "$part" = extras ]; then
+  extras
+  exit 0
+fi
+
+# --- core ---------------------------------------------------------------------------------------------------
+# Every go.mod, go.sum and script here but the extras'.
+want=$(find "$here" -maxdepth 2 \( -name go.mod -o -name go.sum -o -name '*.sh' \) \
+  -not -path "$here/external-secrets/*" -not -path "$here/flux-operator/*" -not -path "$here/argo-cd/*" \
+  -not -path "$here/kustomize/*" -not -path "$here/registry/*" -not -path "$here/sealed-secrets/*" \
+  -not -name 'build-*.sh' -not -name sealed-secrets.sh | fingerprint_of)
 flux=(source-controller kustomize-controller helm-controller notification-controller image-reflector-controller
   image-automation-controller)
-binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok "${flux[@]}" pulumi-resource-kubernetes
-  sealed-secrets-controller kubeseal registry)
+binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok "${flux[@]}" pulumi-resource-kubernetes)
 # One CRD of each source: a toolchain built before these controllers' CRDs were copied is rebuilt.
 crds=(source.toolkit.fluxcd.io_gitrepositories.yaml notification.toolkit.fluxcd.io_providers.yaml
-  helm.toolkit.fluxcd.io_helmreleases.yaml image.toolkit.fluxcd.io_imagepolicies.yaml
-  sealed-secrets/bitnami.com_sealedsecrets.yaml)
+  helm.toolkit.fluxcd.io_helmreleases.yaml image.toolkit.fluxcd.io_imagepolicies.yaml)
 complete=true
 for binary in "${binaries[@]}"; do
   [ -x "$bin/$binary" ] || complete=false
@@ -79,25 +131,11 @@ done
 [ -f "$out/kwok-stages.yaml" ] || complete=false
 if $complete && [ "$(cat "$out/.setup-stamp" 2>/dev/null)" = "$want" ]; then
   say "reusing ${binaries[*]} in $bin"
+  [ "$part" = all ] && extras
   exit 0
 fi
 
-# version MODULE FILE: the version FILE's go.mod requires of MODULE.
-version() {
-  awk -v m="$1" '/^[[:space:]]*\/\// { next } { for (i = 1; i < NF; i++) if ($i == m) { print $(i + 1); exit } }' "$2"
-}
-
-mkdir -p "$bin" "$out/crds"
-export CGO_ENABLED=0
 total=$(date +%s)
-build() { # build NAME DIR PACKAGE [go build flags...]
-  local name=$1 dir=$2 package=$3 started
-  shift 3
-  started=$(date +%s)
-  go -C "$dir" build -trimpath "$@" -o "$root/$bin/$name" "$package"
-  say "built $name in $(($(date +%s) - started))s ($(du -h "$bin/$name" | cut -f1))"
-}
-
 say "building ${binaries[*]} into $bin; a cold build takes about 25 minutes on 2 cores"
 
 k8s=$(version k8s.io/kubernetes "$here/kubernetes/go.mod")
@@ -114,11 +152,6 @@ for controller in "${flux[@]}"; do
   build "$controller" "$here/$controller" "github.com/fluxcd/$controller" -ldflags "-s -w"
 done
 build kwok "$here/kwok" sigs.k8s.io/kwok/cmd/kwok -ldflags "-s -w"
-# Stamped as upstream's Makefile does; without it the registry says v3.1.2+unknown.
-distribution=github.com/distribution/distribution/v3
-build registry "$here/registry" "$distribution/cmd/registry" \
-  -ldflags "-s -w -X $distribution/version.version=$(version "$distribution" "$here/registry/go.mod")"
-bash "$here/sealed-secrets.sh" "$out"
 
 # kwok's stages: Ready for its nodes; Running for their pods, Succeeded for a Job's, and a deleted pod removed.
 kwok_dir=$(go -C "$here/kwok" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
@@ -155,3 +188,5 @@ build pulumi-resource-kubernetes "$copy" ./cmd/pulumi-resource-kubernetes -mod=m
 
 echo "$want" >"$out/.setup-stamp"
 say "built the local cluster's toolchain in $(($(date +%s) - total))s; $(du -sh "$bin" | cut -f1) in $bin"
+[ "$part" = all ] && extras
+exit 0
