@@ -9,6 +9,7 @@ Argo CD still runs, to clear the root's finalizer.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from gitops_infra.automation import up
 from gitops_infra.components._argocd_scaffold import ArgoCdScaffold
 from gitops_infra.components.argocd import REFRESH_ANNOTATION
 from gitops_infra.components.fleet_repository import scaffold_files
+from gitops_infra.errors import ConfigError
 from gitops_infra.local import ArgoCd, DeployKeyPair, FleetServer, LocalCluster
 
 from ..support import TOOLCHAIN, unavailable
@@ -61,7 +63,8 @@ def _root(stack: LocalStack, argo: ArgoCd) -> dict[str, Any]:
 
 
 def _config_map(name: str, namespace: str, value: str) -> str:
-    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {namespace}\ndata:\n  value: {value}\n"
+    metadata = f"metadata:\n  name: {name}\n  namespace: {namespace}\n"
+    return f"apiVersion: v1\nkind: ConfigMap\n{metadata}data:\n  value: {value}\n"
 
 
 def _read_config_map(stack: LocalStack, name: str, namespace: str) -> dict[str, str] | None:
@@ -129,7 +132,9 @@ def test_a_key_rotation_returns_only_once_argo_cd_has_fetched_with_the_new_key(
 def test_the_scaffolds_application_set_renders_an_application_from_the_contract(
     local_stack: LocalStack, argo: ArgoCd, fleet: FleetServer
 ) -> None:
-    files = scaffold_files(local_stack.fleet_path, "local", argocd=ArgoCdScaffold(url=fleet.url, branch="main"))
+    files = scaffold_files(
+        local_stack.fleet_path, "local", argocd=ArgoCdScaffold(url=fleet.url, branch="main")
+    )
     namespace = local_stack.service_namespace
     files[f"{local_stack.fleet_path}/apps/app.yaml"] = _config_map("an-app", namespace, "from-apps")
     fleet.commit(files, "the Argo CD scaffold, and an app")
@@ -154,3 +159,95 @@ def test_the_scaffolds_application_set_renders_an_application_from_the_contract(
     assert wait_until(lambda: _read_config_map(local_stack, "an-app", namespace), "the app applied") == {
         "value": "from-apps"
     }
+
+
+def _refresh(stack: LocalStack, argo: ArgoCd) -> None:
+    """Ask Argo CD to fetch now, as a webhook would: its own resync period is minutes."""
+    client.CustomObjectsApi(stack.api).patch_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        argo.namespace,
+        "applications",
+        ROOT,
+        {"metadata": {"annotations": {REFRESH_ANNOTATION: "hard"}}},
+    )
+
+
+def test_a_bad_commit_fails_drift_with_argo_cd_s_words_and_the_fix_passes_it(
+    local_stack: LocalStack, argo: ArgoCd, fleet: FleetServer
+) -> None:
+    up("local", options=local_stack.options)
+    path = local_stack.fleet_path
+    fleet.commit(
+        {f"{path}/kustomization.yaml": "resources: [missing.yaml]\n"}, "a kustomization of a missing file"
+    )
+    _refresh(local_stack, argo)
+
+    def failing() -> Any:
+        conditions = _root(local_stack, argo).get("status", {}).get("conditions", [])
+        return next((c for c in conditions if c["type"] == "ComparisonError"), None)
+
+    said = wait_until(failing, "Argo CD's ComparisonError")["message"]
+    drift = local_stack.cli("drift", "local", "--layers", "gitops", "--json")
+    assert drift.exit_code == 2, drift.output
+    document = json.loads(drift.output)
+    (root,) = [a for a in document["gitops"]["applications"] if a["root"]]
+    assert root["sync"] == "Unknown" and root["ready"] is False
+    assert any(
+        "missing.yaml" in problem and said[:40] in problem for problem in document["gitops"]["problems"]
+    )
+
+    fixed = fleet.commit({f"{path}/kustomization.yaml": "resources: []\n"}, "the fix")
+    _refresh(local_stack, argo)
+    wait_until(
+        lambda: _root(local_stack, argo)["status"]["sync"].get("revision") == fixed, "the fix compared"
+    )
+    wait_until(
+        lambda: local_stack.cli("drift", "local", "--layers", "gitops").exit_code == 0, "drift to pass", 60
+    )
+
+
+def test_destroy_deletes_what_argo_cd_applied_and_leaves_nothing(
+    local_stack: LocalStack, argo: ArgoCd, fleet: FleetServer
+) -> None:
+    files = scaffold_files(
+        local_stack.fleet_path, "local", argocd=ArgoCdScaffold(url=fleet.url, branch="main")
+    )
+    namespace = local_stack.service_namespace
+    files[f"{local_stack.fleet_path}/apps/app.yaml"] = _config_map("an-app", namespace, "from-apps")
+    fleet.commit(files, "the Argo CD scaffold, and an app")
+    up("local", options=local_stack.options)
+    assert wait_until(lambda: _read_config_map(local_stack, "an-app", namespace), "the app applied")
+
+    local_stack.raw_stack().destroy(on_output=None)
+
+    objects = client.CustomObjectsApi(local_stack.api)
+    for plural in ("applications", "applicationsets", "appprojects"):
+        left = objects.list_namespaced_custom_object(GROUP, VERSION, argo.namespace, plural)["items"]
+        assert [
+            item["metadata"]["name"]
+            for item in left
+            if plural != "appprojects" or item["metadata"]["name"] != "default"
+        ] == [], plural
+    assert _read_config_map(local_stack, "an-app", namespace) is None
+    secrets = client.CoreV1Api(local_stack.api).list_namespaced_secret(argo.namespace).items
+    assert {s.metadata.name for s in secrets} & {"platform-repository", "in-cluster"} == set()
+
+    # The second act: `up` again brings it all back.
+    up("local", options=local_stack.options)
+    assert wait_until(lambda: _read_config_map(local_stack, "an-app", namespace), "the app applied again")
+
+
+def test_a_switch_from_flux_to_argo_cd_in_one_up_is_refused_and_changes_nothing(
+    local_stack: LocalStack,
+) -> None:
+    up("local", options=local_stack.options)  # on Flux, as committed
+    local_stack.raw_stack().remove_config("gitops-infra:flux")
+    local_stack.set_all({"gitops.engine": "argocd", "argocd.install": "external"})
+    local_stack.commit("switch to Argo CD")
+    with pytest.raises(
+        ConfigError, match=r"gitops-infra:gitops\.engine: argocd, and stack 'local' runs Flux"
+    ):
+        up("local", options=local_stack.options)
+    types = {r.type for r in local_stack.raw_stack().export_stack().deployment["resources"]}
+    assert "gitops-infra:index:FluxBootstrap" in types and "gitops-infra:index:ArgoCdBootstrap" not in types
