@@ -24,6 +24,7 @@ controllers in plain gRPC on loopback (upstream's TLS between them is not what a
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import socket
 import tempfile
@@ -95,6 +96,7 @@ class ArgoCd(Harness):
                 "--address=127.0.0.1",
                 f"--port={repo_port}",
                 "--disable-tls",
+                "--client-ca-path=",
                 "--metrics-address=127.0.0.1",
                 f"--metrics-port={repo_metrics}",
                 f"--redis={redis}",
@@ -134,7 +136,7 @@ class ArgoCd(Harness):
         )
         self._wait_healthy(controller, controller_metrics, "/healthz")
 
-        probe, webhook = free_port(), free_port()
+        metrics, webhook = free_port(), free_port()
         applicationsets = self.processes.start(
             "argocd-applicationset-controller",
             [
@@ -144,8 +146,8 @@ class ArgoCd(Harness):
                 f"--argocd-repo-server={self.repo_server}",
                 "--repo-server-plaintext",
                 "--enable-leader-election=false",
-                f"--metrics-addr=127.0.0.1:{free_port()}",
-                f"--probe-addr=127.0.0.1:{probe}",
+                f"--metrics-addr=127.0.0.1:{metrics}",
+                f"--probe-addr=127.0.0.1:{free_port()}",
                 f"--webhook-addr=127.0.0.1:{webhook}",
             ],
             {
@@ -154,7 +156,8 @@ class ArgoCd(Harness):
                 "TMPDIR": str(self._tmp("applicationset-controller")),
             },
         )
-        self._wait_healthy(applicationsets, probe, "/readyz")
+        # It registers no health check (its probe answers 404): its metrics are served once it runs.
+        self._wait_healthy(applicationsets, metrics, "/metrics")
         self.applicationset_webhook = f"http://127.0.0.1:{webhook}/api/webhook"
 
     def _environment(self, config: Path) -> dict[str, str]:
@@ -245,6 +248,10 @@ class ArgoCd(Harness):
             if exc.status != 409:  # 409: it exists
                 raise
         for document in self.settings():
+            if document["kind"] == "Secret" and document["metadata"]["name"] == "argocd-secret":
+                # What argocd-server would generate at its first start; the ApplicationSet controller's
+                # webhook handler needs it, and no API server runs here.
+                document = {**document, "stringData": {"server.secretkey": secrets.token_urlsafe(32)}}
             create: Any = (
                 core.create_namespaced_config_map
                 if document["kind"] == "ConfigMap"
