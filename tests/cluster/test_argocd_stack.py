@@ -230,8 +230,12 @@ def test_destroy_deletes_what_argo_cd_applied_and_leaves_nothing(
             if plural != "appprojects" or item["metadata"]["name"] != "default"
         ] == [], plural
     assert _read_config_map(local_stack, "an-app", namespace) is None
-    secrets = client.CoreV1Api(local_stack.api).list_namespaced_secret(argo.namespace).items
-    assert {s.metadata.name for s in secrets} & {"platform-repository", "in-cluster"} == set()
+    core = client.CoreV1Api(local_stack.api)
+    assert "in-cluster" not in {s.metadata.name for s in core.list_namespaced_secret(argo.namespace).items}
+    # The repository Secret is a patch (a fixed name, updated in place under any provider): in a namespace
+    # the stack does not own it gives its fields up, key and label, and Argo CD no longer reads it.
+    left = core.read_namespaced_secret("platform-repository", argo.namespace)
+    assert not left.data and "argocd.argoproj.io/secret-type" not in (left.metadata.labels or {})
 
     # The second act: `up` again brings it all back.
     up("local", options=local_stack.options)
@@ -249,5 +253,5 @@ def test_a_switch_from_flux_to_argo_cd_in_one_up_is_refused_and_changes_nothing(
         ConfigError, match=r"gitops-infra:gitops\.engine: argocd, and stack 'local' runs Flux"
     ):
         up("local", options=local_stack.options)
-    types = {r.type for r in local_stack.raw_stack().export_stack().deployment["resources"]}
+    types = {r["type"] for r in local_stack.raw_stack().export_stack().deployment["resources"]}
     assert "gitops-infra:index:FluxBootstrap" in types and "gitops-infra:index:ArgoCdBootstrap" not in types
