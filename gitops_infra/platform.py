@@ -14,6 +14,7 @@ after Flux (its CRDs) and with Flux locked down while there are any.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -258,7 +259,7 @@ def _notifications(config: StackConfig) -> NotificationArgs | None:
 
 
 def _argocd_args(
-    config: StackConfig, source: GitAuth, sync_after: list[pulumi.Resource]
+    config: StackConfig, source: GitAuth, sync_after: Sequence[pulumi.Resource]
 ) -> ArgoCdBootstrapArgs:
     argocd = config.argocd
     retry = argocd.retry

@@ -336,8 +336,11 @@ def gitops_report(
     for item in made:
         obj = read.get((item.kind, item.namespace, item.name))
         if item.kind == APPLICATION.kind:
-            found = application_status(obj, root=True) if obj is not None else None
-            applications.append(found or absent_application(item.namespace, item.name))
+            applications.append(
+                application_status(obj, root=True)
+                if obj is not None
+                else absent_application(item.namespace, item.name)
+            )
         elif obj is None:
             (sources if item.kind == _SOURCE.kind else syncs).append(_absent(item))
         elif item.kind == _SOURCE.kind:
