@@ -363,9 +363,11 @@ def test_recover_after_a_killed_rollback_waits_for_its_plugins_and_keeps_their_w
     assert repo.on_disk() == ALL_FILES and _state_files(repo) == ALL_FILES
 
 
-def test_recover_refuses_while_the_update_still_runs(repo: FixtureRepo) -> None:
+def test_recover_refuses_while_the_update_still_runs(repo: FixtureRepo, tmp_path: Path) -> None:
     up("dev", options=repo.options)
-    process = _start_slow_up(repo)
+    # Held mid-run until the refusal is seen: a loaded machine starts the CLI slower than a create ends.
+    hold = tmp_path / "release"
+    process = _start_slow_up(repo, env={"FIXTURE_HOLD": str(hold)})
     try:
         env = {**os.environ, **repo.env}
         refused = subprocess.run(
@@ -379,15 +381,17 @@ def test_recover_refuses_while_the_update_still_runs(repo: FixtureRepo) -> None:
         assert refused.stderr.startswith("StackLockedError: ")
         assert "still running" in refused.stderr
     finally:
+        hold.touch()
         output, _ = process.communicate(timeout=120)
     assert process.returncode == 0, output
     assert repo.on_disk() == ALL_FILES
 
 
-def test_drift_during_an_update_reports_the_lock_or_waits_for_it(repo: FixtureRepo) -> None:
+def test_drift_during_an_update_reports_the_lock_or_waits_for_it(repo: FixtureRepo, tmp_path: Path) -> None:
     # A refresh preview takes no lock: mid-update it read a half-written state and said "no drift".
     up("dev", options=repo.options)
-    process = _start_slow_up(repo)
+    hold = tmp_path / "release"
+    process = _start_slow_up(repo, env={"FIXTURE_HOLD": str(hold)})
     try:
         with pytest.raises(StackLockedError, match=r"is locked by an update \(.* pid \d+\)"):
             detect_drift("dev", options=repo.options)
@@ -399,7 +403,9 @@ def test_drift_during_an_update_reports_the_lock_or_waits_for_it(repo: FixtureRe
             timeout=120,
         )
         assert drift.returncode == 1 and json.loads(drift.stdout)["error"]["type"] == "StackLockedError"
-        # With a lock wait, the check runs once the update is done, on the state it wrote.
+        # With a lock wait, the check runs once the update is done, on the state it wrote: released while
+        # the check waits for the lock.
+        threading.Timer(3, hold.touch).start()
         waited = subprocess.run(
             [*CLI, "drift", "dev", "--lock-wait", "120", "--json", "--cwd", str(repo.root)],
             env={**os.environ, **repo.env},
@@ -410,6 +416,7 @@ def test_drift_during_an_update_reports_the_lock_or_waits_for_it(repo: FixtureRe
         assert waited.returncode == 0, waited.stderr
         assert json.loads(waited.stdout)["has_drift"] is False
     finally:
+        hold.touch()
         output, _ = process.communicate(timeout=120)
     assert process.returncode == 0, output
 

@@ -14,8 +14,11 @@ and delete them offline. Config (namespace ``fixture``):
 
 ``FIXTURE_SLOW_CREATE`` in the environment makes each create take that many seconds, so that an update
 can be interrupted while resource operations are in flight; ``FIXTURE_SLOW_READ`` does the same for each
-read (a refresh, a drift check). ``FIXTURE_TEMP_LOG`` names a file: each create then also leaves a file
-in its temp directory, as the Kubernetes provider leaves its kubeconfig, and appends that file's path there.
+read (a refresh, a drift check). ``FIXTURE_HOLD`` names a file: each create then waits, after its
+``FIXTURE_SLOW_CREATE``, until that file exists (two minutes at most), so that a test holds an update
+mid-run for as long as it needs, however slow a loaded machine is. ``FIXTURE_TEMP_LOG`` names a file:
+each create then also leaves a file in its temp directory, as the Kubernetes provider leaves its
+kubeconfig, and appends that file's path there.
 """
 
 import os
@@ -45,6 +48,10 @@ class FileProvider(ResourceProvider):
             with open(log, "a") as file:
                 file.write(left + "\n")
         time.sleep(float(os.environ.get("FIXTURE_SLOW_CREATE") or 0))
+        if hold := os.environ.get("FIXTURE_HOLD"):
+            deadline = time.monotonic() + 120
+            while not Path(hold).exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
         Path(props["path"]).write_text(props["content"])
         return CreateResult(id_=props["path"], outs=dict(props))
 
