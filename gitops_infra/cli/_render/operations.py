@@ -137,6 +137,10 @@ def print_promotion(out: Console, result: automation.PromotionResult) -> None:
             out.print("  evidence: " + one_line(f"{source.shown} Ready at {source.revision}"))
         for sync in evidence.gitops.syncs:
             out.print("  evidence: " + one_line(f"{sync.shown} Ready, applied {sync.applied_revision}"))
+        for application in evidence.gitops.applications:
+            if application.root:
+                shown = f"{application.shown} Synced and Healthy at {application.revision}"
+                out.print("  evidence: " + one_line(shown))
         if evidence.gitops.tenants:
             out.print("  evidence: " + tenants_outcome(evidence.gitops))
 
