@@ -22,7 +22,7 @@ from gitops_infra.automation import up
 from gitops_infra.components._argocd_scaffold import ArgoCdScaffold
 from gitops_infra.components.argocd import REFRESH_ANNOTATION
 from gitops_infra.components.fleet_repository import scaffold_files
-from gitops_infra.errors import ConfigError
+from gitops_infra.errors import ConfigError, OperationFailedError
 from gitops_infra.local import ArgoCd, DeployKeyPair, FleetServer, LocalCluster
 
 from ..support import TOOLCHAIN, unavailable
@@ -255,3 +255,21 @@ def test_a_switch_from_flux_to_argo_cd_in_one_up_is_refused_and_changes_nothing(
         up("local", options=local_stack.options)
     types = {r["type"] for r in local_stack.raw_stack().export_stack().deployment["resources"]}
     assert "gitops-infra:index:FluxBootstrap" in types and "gitops-infra:index:ArgoCdBootstrap" not in types
+
+
+def test_up_on_a_commit_argo_cd_cannot_render_fails_with_argo_cd_s_condition(
+    local_stack: LocalStack, argo: ArgoCd, fleet: FleetServer
+) -> None:
+    local_stack.set("argocd.readyTimeout", "30s")
+    local_stack.commit("a short wait")
+    path = local_stack.fleet_path
+    fleet.commit(
+        {f"{path}/kustomization.yaml": "resources: [missing.yaml]\n"}, "a kustomization of a missing file"
+    )
+
+    with pytest.raises(OperationFailedError) as info:
+        up("local", options=local_stack.options)
+
+    (reason,) = info.value.not_ready
+    assert reason.startswith(f"Application {argo.namespace}/platform is Unknown"), reason
+    assert "ComparisonError" in reason and "missing.yaml" in reason, reason

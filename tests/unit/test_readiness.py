@@ -72,3 +72,34 @@ def test_what_did_not_fail_or_has_no_request_and_is_ready_gives_nothing() -> Non
     stale = {"lastHandledReconcileAt": "sha256-old", "conditions": [READY]}
     assert not_ready_reasons(_deployment(_repository(REQUEST, stale), failed=False)) == []
     assert not_ready_reasons(_deployment(_repository({}, {"conditions": [READY]}))) == []
+
+
+def _root(annotations: dict[str, str], status: dict[str, Any]) -> dict[str, Any]:
+    metadata = {"name": "platform", "namespace": "argocd", "annotations": annotations}
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": metadata,
+        "status": status,
+    }
+
+
+def test_an_argo_cd_root_that_failed_gives_argo_cd_s_condition_and_message() -> None:
+    said = "Failed to load target state: authentication required"
+    failed = {
+        "sync": {"status": "Unknown", "revision": "abc"},
+        "health": {"status": "Healthy"},
+        "conditions": [{"type": "ComparisonError", "message": said}],
+    }
+    assert not_ready_reasons(_deployment(_root({}, failed))) == [
+        f"Application argocd/platform is Unknown at abc; Application argocd/platform: ComparisonError: {said}"
+    ]
+
+
+def test_an_argo_cd_root_that_never_answered_its_refresh_says_so() -> None:
+    synced = {"sync": {"status": "Synced", "revision": "abc"}, "health": {"status": "Healthy"}}
+    assert not_ready_reasons(_deployment(_root({"argocd.argoproj.io/refresh": "hard"}, synced))) == [
+        "Application argocd/platform has not answered the refresh request (argocd.argoproj.io/refresh): is "
+        "Argo CD's application controller running?"
+    ]
+    assert not_ready_reasons(_deployment(_root({}, synced))) == []

@@ -8,6 +8,10 @@ failure, and the engine records it with the resource's ``initErrors``. Its ``Rea
 the controller's message ("authentication required", "kustomization path not found"), which the error
 summary then leads with.
 
+An Argo CD ``Application`` (the root, with ``gitops.engine: argocd``) is judged the same way, in Argo CD's
+words: its sync and health, its last sync operation and its conditions (``ComparisonError``...); one whose
+refresh request is still there has not been compared since the update asked.
+
 A source that handled its credential's reconcile request and is not Ready has already been given the
 update's credential: the git-auth Secret is updated in place, so Flux fetches with it from then on. The
 error says so, and how to go back, while the credential it replaced is still registered (Pulumi deletes
@@ -19,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...checks import RECONCILE_REQUEST_ANNOTATION
+from ...checks import RECONCILE_REQUEST_ANNOTATION, REFRESH_ANNOTATION
+from .argocd import application_status
 
 __all__ = ["AWAIT_FAILURE", "not_ready_reasons"]
 
@@ -91,6 +96,9 @@ def _not_ready(deployment: Mapping[str, Any], stack: str | None) -> Iterator[str
         metadata = metadata if isinstance(metadata, Mapping) else {}
         name = "/".join(str(p) for p in (metadata.get("namespace"), metadata.get("name")) if p)
         kind = outputs.get("kind") or str(resource.get("type", "")).rsplit(":", 1)[-1]
+        if str(outputs.get("apiVersion", "")).startswith("argoproj.io/"):
+            yield from _application_not_ready(outputs, metadata, name)
+            continue
         unproven = _unproven(outputs, metadata)
         if unproven is not None:
             yield f"{kind} {name} {unproven}"
@@ -101,6 +109,20 @@ def _not_ready(deployment: Mapping[str, Any], stack: str | None) -> Iterator[str
         reason = f" ({ready['reason']})" if ready.get("reason") else ""
         switched = _already_switched(metadata, outputs, stack)
         yield f"{kind} {name} is not Ready{reason}: {ready['message']}{switched}"
+
+
+def _application_not_ready(
+    outputs: Mapping[str, Any], metadata: Mapping[str, Any], name: str
+) -> Iterator[str]:
+    annotations = metadata.get("annotations")
+    problems = application_status(outputs, root=True).problems
+    if isinstance(annotations, Mapping) and REFRESH_ANNOTATION in annotations and not problems:
+        yield (
+            f"Application {name} has not answered the refresh request ({REFRESH_ANNOTATION}): is Argo CD's "
+            "application controller running?"
+        )
+    elif problems:
+        yield "; ".join(problems)
 
 
 def not_ready_reasons(deployment: Mapping[str, Any], *, stack: str | None = None) -> list[str]:
