@@ -17,6 +17,7 @@ caller (and the CLI) can catch one type and print ``ErrorType: message`` without
     ├── StackLockedError       another update holds the stack's lock
     ├── ConfirmationRequiredError  destroying a prod stack without naming it
     ├── DrainError             the drain before a destroy did not finish: nothing was destroyed
+    ├── EngineSwitchError      a stack cannot hand its fleet to the other GitOps engine now: nothing changed
     ├── PromotionError         a commit not proven on the stack it must be promoted from
     ├── CheckpointError        the stack's state file cannot be read (a full disk cut it short)
     ├── CommitNotFoundError    a rollback target does not resolve to a commit with a Pulumi project
@@ -45,6 +46,7 @@ __all__ = [
     "ConfirmationRequiredError",
     "DrainError",
     "EngineNotFoundError",
+    "EngineSwitchError",
     "EnvironmentContractError",
     "GitError",
     "GitOpsInfraError",
@@ -184,6 +186,12 @@ class DrainError(_AboutStack):
     def __init__(self, message: str, *, stack: str, remaining: Sequence[Any] = ()) -> None:
         self.remaining = tuple(remaining)
         super().__init__(message, stack=stack)
+
+
+class EngineSwitchError(_AboutStack):
+    """A stack cannot hand its fleet from one GitOps engine to the other now: nothing to switch, a switch
+    this version does not make, the cluster could not be reached, or the fleet holds what the old engine
+    would take down with it. Nothing was changed, in the cluster or in the stack."""
 
 
 class CheckpointError(GitOpsInfraError):

@@ -8,7 +8,8 @@ The top level is what a user calls, one concept a module:
 
 - the operations on one stack: ``operations`` (preview, up, refresh, history), ``drift``,
   ``stack_status``, ``plan`` (the offline plan), ``promotion``, ``rollback``, ``teardown`` (destroy),
-  ``recovery``, ``signals`` (a clean cancel), and ``sealing_keys`` (the Sealed Secrets keys a stack's
+  ``recovery``, ``signals`` (a clean cancel), ``engines`` (moving a stack between GitOps engines), and
+  ``sealing_keys`` (the Sealed Secrets keys a stack's
   config holds, and the cert it seals with);
 - what they take and return: ``options``, ``stack_name``, ``results``;
 - ``fleet/``: many stacks at once (the inventory, the fleet-wide operations, CI runners, merged reports).
@@ -50,6 +51,7 @@ from gitops_infra._lazy import exports
 
 if TYPE_CHECKING:
     from .drift import detect_drift
+    from .engines import switch_engine
     from .fleet import (
         DriftCause,
         FleetDrift,
@@ -206,6 +208,7 @@ __all__ = [
     "sealing_cert",
     "status",
     "status_all",
+    "switch_engine",
     "up",
 ]
 

@@ -206,7 +206,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "drift": (
         "_commands.drift",
         "Compare STACK (or --all stacks) with reality in both layers, writing nothing; exit 2 when either "
-        "drifted: a resource differs from the state (iac), or Flux is not healthy (gitops).",
+        "drifted: a resource differs from the state (iac), or the GitOps engine is not healthy (gitops).",
     ),
     "fleet": (
         "_commands.fleet",
@@ -249,6 +249,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "status": (
         "_commands.status",
         "Where STACK (or --all stacks) stands: the last deployment, whether it ran HEAD, and its lock.",
+    ),
+    "switch-engine": (
+        "_commands.operations",
+        "Hand STACK's fleet to the GitOps engine its gitops.engine now names (from Flux to Argo CD).",
     ),
     "up": ("_commands.operations", "Apply the program to STACK."),
 }

@@ -63,7 +63,7 @@ def test_a_switch_in_one_update_is_refused_naming_gitops_engine(
         refuse_engine_switch(target)  # type: ignore[arg-type]
     said = str(raised.value)
     assert "gitops-infra:gitops.engine: " in said and f"runs {running}" in said
-    assert "Moving a stack between engines" in said
+    assert "gitops-infra switch-engine dev" in said
 
 
 @pytest.mark.parametrize(

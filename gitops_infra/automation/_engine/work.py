@@ -70,10 +70,13 @@ def up_work(
     message: str | None = None,
     policy_packs: Sequence[str] = (),
     refresh: bool = False,
+    switching: bool = False,
 ) -> Callable[[auto.Stack, EngineEvents], UpResult]:
-    """The engine work of ``up``, shared with ``rollback_to_commit`` and ``promote``; refused before it
-    starts when the stack would change GitOps engines in one update (:mod:`.._state.engine_switch`)."""
-    refuse_engine_switch(target)
+    """The engine work of ``up``, shared with ``rollback_to_commit``, ``promote`` and ``switch_engine``;
+    refused before it starts when the stack would change GitOps engines in one update
+    (:mod:`.._state.engine_switch`), unless ``switching``: the old engine has let go of the fleet."""
+    if not switching:
+        refuse_engine_switch(target)
     packs = resolve_policy_packs(policy_packs)
     flags = [*message_flags(message), *policy_flags(packs)]
     if refresh:

@@ -19,7 +19,7 @@ from ...defaults import GitOpsEngine
 from ...errors import ConfigError
 from .target import StackTarget
 
-__all__ = ["ENGINE_TYPES", "engine_switch_problem", "refuse_engine_switch"]
+__all__ = ["ENGINE_TYPES", "engine_switch", "engine_switch_problem", "refuse_engine_switch"]
 
 ENGINE_TYPES = {
     GitOpsEngine.FLUX: "gitops-infra:index:FluxBootstrap",
@@ -42,9 +42,9 @@ def _wanted(target: StackTarget) -> GitOpsEngine | None:
     return next((known for known in GitOpsEngine if known.value == engine), None)
 
 
-def engine_switch_problem(target: StackTarget) -> str | None:
-    """Why an update of ``target`` must not run now, or ``None``: its state runs one engine, and its
-    config asks for the other."""
+def engine_switch(target: StackTarget) -> tuple[GitOpsEngine, GitOpsEngine] | None:
+    """The engine ``target``'s state runs and the other one its config asks for; ``None`` when they
+    agree, or either cannot be told (no state yet, another backend, a config the program will refuse)."""
     files = target.file_backend()
     types = files.resource_types() if files is not None else None
     if not types:
@@ -53,12 +53,22 @@ def engine_switch_problem(target: StackTarget) -> str | None:
     wanted = _wanted(target)
     if len(running) != 1 or wanted is None or wanted in running:
         return None
-    old, new = _NAMES[running[0]], _NAMES[wanted]
+    return running[0], wanted
+
+
+def engine_switch_problem(target: StackTarget) -> str | None:
+    """Why an update of ``target`` must not run now, or ``None``: its state runs one engine, and its
+    config asks for the other."""
+    switch = engine_switch(target)
+    if switch is None:
+        return None
+    running, wanted = switch
+    old, new = _NAMES[running], _NAMES[wanted]
     return (
         f"{PROJECT}:gitops.engine: {wanted.value}, and stack {target.stack!r} runs {old}: one update "
         f"would delete {old}'s sync while {new} takes over, and {old} would take down what it applied "
-        f"first. Set gitops.engine back to {running[0].value}; moving a stack between engines is "
-        "docs/argocd.md's 'Moving a stack between engines'"
+        f"first. Set gitops.engine back to {running.value}, or hand the fleet over: gitops-infra "
+        f"switch-engine {target.stack} (docs/argocd.md, 'Moving a stack between engines')"
     )
 
 

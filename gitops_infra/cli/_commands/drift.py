@@ -40,7 +40,7 @@ def _checked_layers(_ctx: click.Context, _param: click.Parameter, value: str) ->
 )
 def drift(invocation: Invocation, fleet: Fleet, lock_wait: float, layers: tuple[Layer, ...]) -> int:
     """Compare STACK (or --all stacks) with reality in both layers, writing nothing; exit 2 when either
-    drifted: a resource differs from the state (iac), or Flux is not healthy (gitops).
+    drifted: a resource differs from the state (iac), or the GitOps engine is not healthy (gitops).
 
     The GitOps layer reads the stack's Flux objects, and every Kustomization and HelmRelease that is not
     Ready or is suspended, through the stack's own kubeconfig. A cluster that cannot be reached is an

@@ -1,4 +1,4 @@
-"""The operations on a stack: preview, up, promote, refresh, rollback, history and recover.
+"""The operations on a stack: preview, up, promote, refresh, rollback, history, recover and switch-engine.
 
 ``preview`` takes ``--all`` too. A destroy, which deletes, has its own module (``destroy``).
 """
@@ -234,6 +234,26 @@ def history(invocation: Invocation) -> int:
     """List STACK's deployments, newest first, with the commit each ran from."""
     deployments = automation.history(invocation.stack, options=invocation.options())
     invocation.emit(deployments, lambda out: print_history(out, deployments))
+    return EXIT_OK
+
+
+@main.command("switch-engine")
+@command
+@click.option("--yes", "-y", is_flag=True, help="Switch without asking.")
+@message_option
+@lock_wait_option
+def switch_engine(invocation: Invocation, yes: bool, message: str | None, lock_wait: float) -> int:
+    """Hand STACK's fleet to the GitOps engine its gitops.engine now names (from Flux to Argo CD).
+
+    Flux's root is suspended and orphans what it applied, then one update brings Argo CD and removes
+    Flux: what the fleet runs stays up. An up with gitops.engine changed is refused; this is the way.
+    """
+    invocation.confirm(f"Hand stack {invocation.stack!r}'s fleet to the engine its config names?", yes)
+    with invocation.activity("Switching"):
+        result = automation.switch_engine(
+            invocation.stack, options=invocation.options(lock_wait=lock_wait, progress=True), message=message
+        )
+    invocation.emit(result, lambda out: print_update(out, "Switched", result))
     return EXIT_OK
 
 
