@@ -273,3 +273,82 @@ def test_up_on_a_commit_argo_cd_cannot_render_fails_with_argo_cd_s_condition(
     (reason,) = info.value.not_ready
     assert reason.startswith(f"Application {argo.namespace}/platform is Unknown"), reason
     assert "ComparisonError" in reason and "missing.yaml" in reason, reason
+
+
+def _to_argo_cd(stack: LocalStack, namespace: str) -> None:
+    stack.raw_stack().remove_config("gitops-infra:flux")
+    stack.set_all({"gitops.engine": "argocd", "argocd.install": "external", "argocd.namespace": namespace})
+    stack.commit("to Argo CD")
+
+
+def test_switch_engine_hands_the_fleet_from_flux_to_argo_cd_with_nothing_deleted(
+    local_stack: LocalStack, cluster: LocalCluster, fleet: FleetServer, tmp_path: Path
+) -> None:
+    namespace = local_stack.service_namespace
+    fleet.commit(
+        {
+            f"{local_stack.fleet_path}/kustomization.yaml": "resources: [config.yaml]\n",
+            f"{local_stack.fleet_path}/config.yaml": _config_map("kept", namespace, "one"),
+        },
+        "a ConfigMap both engines apply",
+    )
+    up("local", options=local_stack.options)  # on Flux, as committed
+    core = client.CoreV1Api(local_stack.api)
+    uid = core.read_namespaced_config_map("kept", namespace).metadata.uid
+
+    argo = ArgoCd(tmp_path / "argocd", cluster, namespace=f"argocd-{local_stack.name}").start()
+    try:
+        _to_argo_cd(local_stack, argo.namespace)
+        switched = local_stack.cli("switch-engine", "local", "--yes", "--json")
+        assert switched.exit_code == 0, switched.output
+
+        # Never deleted: the same object, now Argo CD's, and Flux's root gone without pruning it.
+        assert core.read_namespaced_config_map("kept", namespace).metadata.uid == uid
+        status = _root(local_stack, argo)["status"]
+        assert (status["sync"]["status"], status["health"]["status"]) == ("Synced", "Healthy")
+        kustomizations = client.CustomObjectsApi(local_stack.api).list_namespaced_custom_object(
+            "kustomize.toolkit.fluxcd.io", "v1", local_stack.flux_namespace, "kustomizations"
+        )["items"]
+        assert kustomizations == []
+        types = {r["type"] for r in local_stack.raw_stack().export_stack().deployment["resources"]}
+        assert (
+            "gitops-infra:index:ArgoCdBootstrap" in types and "gitops-infra:index:FluxBootstrap" not in types
+        )
+        # The second act: a switch with nothing to switch is refused, naming why.
+        again = local_stack.cli("switch-engine", "local", "--yes")
+        assert again.exit_code == 1 and "nothing to switch" in again.output, again.output
+    finally:
+        try:
+            local_stack.raw_stack().destroy(on_output=None)
+        finally:
+            argo.stop()
+
+
+def test_switch_engine_refuses_while_flux_s_root_applied_flux_objects_and_changes_nothing(
+    local_stack: LocalStack, fleet: FleetServer
+) -> None:
+    path = local_stack.fleet_path
+    child = (
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: child\n"
+        f"  namespace: {local_stack.flux_namespace}\nspec:\n  interval: 10m\n  path: ./{path}/child\n"
+        "  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+    )
+    fleet.commit(
+        {
+            f"{path}/kustomization.yaml": "resources: [child.yaml]\n",
+            f"{path}/child.yaml": child,
+            f"{path}/child/README.md": "x\n",
+        },
+        "a child Kustomization",
+    )
+    up("local", options=local_stack.options)
+    _to_argo_cd(local_stack, "argocd-unused")
+
+    refused = local_stack.cli("switch-engine", "local", "--yes")
+
+    assert refused.exit_code == 1, refused.output
+    assert f"Kustomization {local_stack.flux_namespace}/child" in refused.output
+    root = client.CustomObjectsApi(local_stack.api).get_namespaced_custom_object(
+        "kustomize.toolkit.fluxcd.io", "v1", local_stack.flux_namespace, "kustomizations", "flux-system"
+    )
+    assert not root["spec"].get("suspend") and root["spec"]["deletionPolicy"] == "WaitForTermination"
