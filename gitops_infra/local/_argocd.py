@@ -29,10 +29,13 @@ import shutil
 import socket
 import tempfile
 import urllib.request
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._crds import apply_crds
+from ._objects import create_if_absent
 from ._processes import Harness, Process, Processes, free_port
 from ._project import SETUP_HINT
 
@@ -239,32 +242,23 @@ class ArgoCd(Harness):
 
     def _install_settings(self) -> None:
         from kubernetes import client
-        from kubernetes.client.exceptions import ApiException
 
         core = client.CoreV1Api(self.cluster.api())
-        try:
-            core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=self.namespace)))
-        except ApiException as exc:
-            if exc.status != 409:  # 409: it exists
-                raise
+        namespace = client.V1Namespace(metadata=client.V1ObjectMeta(name=self.namespace))
+        creates: list[Callable[[], object]] = [lambda: core.create_namespace(namespace)]
         for document in self.settings():
             if document["kind"] == "Secret" and document["metadata"]["name"] == "argocd-secret":
                 # What argocd-server would generate at its first start; the ApplicationSet controller's
                 # webhook handler needs it, and no API server runs here.
                 document = {**document, "stringData": {"server.secretkey": secrets.token_urlsafe(32)}}
+            body = {**document, "metadata": {**document["metadata"], "namespace": self.namespace}}
             create: Any = (
                 core.create_namespaced_config_map
                 if document["kind"] == "ConfigMap"
-                else (core.create_namespaced_secret)
+                else core.create_namespaced_secret
             )
-            try:
-                create(
-                    self.namespace,
-                    {**document, "metadata": {**document["metadata"], "namespace": self.namespace}},
-                )
-            except ApiException as exc:
-                if exc.status != 409:  # already installed: what is there stays
-                    raise
+            creates.append(partial(create, self.namespace, body))
+        create_if_absent(*creates)  # already installed: what is there stays
 
     def settings(self) -> list[dict[str, Any]]:
         """The ConfigMaps and Secrets of Argo CD's install manifest (``argocd-cm``, ``argocd-secret``...)."""

@@ -35,6 +35,7 @@ from typing import Any
 
 from ._crds import apply_crds
 from ._nodes import start_nodes
+from ._objects import create_if_absent
 from ._pki import Pki, issue
 from ._processes import Harness, Processes, component_flags, free_port, says_ok
 from ._project import SETUP_HINT, Toolchain, require_local_extra
@@ -338,7 +339,6 @@ class LocalCluster(Harness):
         Kustomization states it (``serviceAccountName: kustomize-controller``) when Flux runs locked down.
         """
         from kubernetes import client
-        from kubernetes.client.exceptions import ApiException
 
         api = self.api()
         core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
@@ -349,15 +349,10 @@ class LocalCluster(Harness):
             ),
             subjects=[client.RbacV1Subject(kind="ServiceAccount", name=FLUX_RECONCILER, namespace=namespace)],
         )
-        for create in (
+        create_if_absent(
             lambda: core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace))),
             lambda: core.create_namespaced_service_account(
                 namespace, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name=FLUX_RECONCILER))
             ),
             lambda: rbac.create_cluster_role_binding(binding),
-        ):
-            try:
-                create()
-            except ApiException as exc:
-                if exc.status != 409:  # 409: it exists
-                    raise
+        )

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._crds import apply_crds
+from ._objects import create_if_absent
 from ._processes import Harness, Processes, free_port
 from ._project import SETUP_HINT
 
@@ -89,11 +90,10 @@ class FluxOperator(Harness):
 
     def _make_namespace(self) -> None:
         from kubernetes import client
-        from kubernetes.client.exceptions import ApiException
 
         core = client.CoreV1Api(self.cluster.api())
-        try:
-            core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=self.namespace)))
-        except ApiException as exc:
-            if exc.status != 409:  # 409: it exists
-                raise
+        create_if_absent(
+            lambda: core.create_namespace(
+                client.V1Namespace(metadata=client.V1ObjectMeta(name=self.namespace))
+            )
+        )

@@ -24,6 +24,7 @@ from typing import Any
 
 from ._cluster import LocalCluster
 from ._crds import apply_crds
+from ._objects import create_if_absent
 from ._processes import Harness, Processes, free_port
 
 __all__ = [
@@ -96,7 +97,6 @@ class SealedSecretsController(Harness):
         """The namespace, the ServiceAccount bound to ``cluster-admin``, and a directory holding what a pod's
         projected volume would: a token of it, the cluster's CA and the namespace."""
         from kubernetes import client
-        from kubernetes.client.exceptions import ApiException
 
         api = self.cluster.api()
         core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
@@ -108,18 +108,13 @@ class SealedSecretsController(Harness):
             subjects=[client.RbacV1Subject(kind="ServiceAccount", name=CONTROLLER, namespace=self.namespace)],
         )
         namespace = client.V1Namespace(metadata=client.V1ObjectMeta(name=self.namespace))
-        for create in (
+        create_if_absent(  # a second controller, or a restart, finds them made
             lambda: core.create_namespace(namespace),
             lambda: core.create_namespaced_service_account(
                 self.namespace, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name=CONTROLLER))
             ),
             lambda: rbac.create_cluster_role_binding(binding),
-        ):
-            try:
-                create()
-            except ApiException as exc:
-                if exc.status != 409:  # it exists: a second controller, or a restart
-                    raise
+        )
         request = client.AuthenticationV1TokenRequest(
             spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=TOKEN_SECONDS)
         )

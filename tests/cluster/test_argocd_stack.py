@@ -77,6 +77,20 @@ def _read_config_map(stack: LocalStack, name: str, namespace: str) -> dict[str, 
         raise
 
 
+def _commit_scaffold_and_an_app(stack: LocalStack, fleet: FleetServer) -> None:
+    """The Argo CD scaffold of the stack's path, as ``git.scaffold`` writes it, and an app in ``apps/``."""
+    files = scaffold_files(stack.fleet_path, "local", argocd=ArgoCdScaffold(url=fleet.url, branch="main"))
+    files[f"{stack.fleet_path}/apps/app.yaml"] = _config_map("an-app", stack.service_namespace, "from-apps")
+    fleet.commit(files, "the Argo CD scaffold, and an app")
+
+
+def _commit_scaffold_and_an_app(stack: LocalStack, fleet: FleetServer) -> None:
+    """The Argo CD scaffold of the stack's path, as ``git.scaffold`` writes it, and an app in ``apps/``."""
+    files = scaffold_files(stack.fleet_path, "local", argocd=ArgoCdScaffold(url=fleet.url, branch="main"))
+    files[f"{stack.fleet_path}/apps/app.yaml"] = _config_map("an-app", stack.service_namespace, "from-apps")
+    fleet.commit(files, "the Argo CD scaffold, and an app")
+
+
 def test_up_returns_once_the_root_is_synced_and_healthy_at_the_fleets_commit(
     local_stack: LocalStack, argo: ArgoCd, fleet: FleetServer
 ) -> None:
@@ -132,12 +146,8 @@ def test_a_key_rotation_returns_only_once_argo_cd_has_fetched_with_the_new_key(
 def test_the_scaffolds_application_set_renders_an_application_from_the_contract(
     local_stack: LocalStack, argo: ArgoCd, fleet: FleetServer
 ) -> None:
-    files = scaffold_files(
-        local_stack.fleet_path, "local", argocd=ArgoCdScaffold(url=fleet.url, branch="main")
-    )
     namespace = local_stack.service_namespace
-    files[f"{local_stack.fleet_path}/apps/app.yaml"] = _config_map("an-app", namespace, "from-apps")
-    fleet.commit(files, "the Argo CD scaffold, and an app")
+    _commit_scaffold_and_an_app(local_stack, fleet)
 
     up("local", options=local_stack.options)
 
@@ -210,12 +220,8 @@ def test_a_bad_commit_fails_drift_with_argo_cd_s_words_and_the_fix_passes_it(
 def test_destroy_deletes_what_argo_cd_applied_and_leaves_nothing(
     local_stack: LocalStack, argo: ArgoCd, fleet: FleetServer
 ) -> None:
-    files = scaffold_files(
-        local_stack.fleet_path, "local", argocd=ArgoCdScaffold(url=fleet.url, branch="main")
-    )
     namespace = local_stack.service_namespace
-    files[f"{local_stack.fleet_path}/apps/app.yaml"] = _config_map("an-app", namespace, "from-apps")
-    fleet.commit(files, "the Argo CD scaffold, and an app")
+    _commit_scaffold_and_an_app(local_stack, fleet)
     up("local", options=local_stack.options)
     assert wait_until(lambda: _read_config_map(local_stack, "an-app", namespace), "the app applied")
 
