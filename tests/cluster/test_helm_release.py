@@ -194,8 +194,16 @@ def test_a_helm_release_installs_upgrades_and_rolls_back_a_failed_upgrade_and_dr
     # The GitOps layer: the rolled-back HelmRelease is a problem, in helm-controller's words.
     name = f"HelmRelease {local_stack.flux_namespace}/{CHART}"
     said = f"{name} is not Ready ({ready['reason']}): {ready['message']}"
-    drift = _gitops(local_stack, "--json")
-    assert drift.exit_code == 2, drift.output
+    # helm-controller tries the install again after a backoff (Progressing meanwhile): each form is read
+    # while the failure stands.
+    drift = wait_until(
+        lambda: (
+            (found := _gitops(local_stack, "--json")).exit_code == 2
+            and "InstallFailed" in found.stdout
+            and found
+        ),
+        "the failure in JSON",
+    )
     gitops = json.loads(drift.stdout)["gitops"]
     assert gitops["healthy"] is False and gitops["problems"] == [said], gitops
     (failing,) = gitops["failing"]
@@ -270,18 +278,33 @@ def test_a_helm_release_whose_install_fails_is_a_problem_in_helm_controller_s_wo
     said = (
         f"HelmRelease {local_stack.flux_namespace}/{FAILING} is not Ready (InstallFailed): {ready['message']}"
     )
-    drift = _gitops(local_stack, "--json")
-    assert drift.exit_code == 2, drift.output
+    # helm-controller tries the install again after a backoff (Progressing meanwhile): each form is read
+    # while the failure stands.
+    drift = wait_until(
+        lambda: (
+            (found := _gitops(local_stack, "--json")).exit_code == 2
+            and "InstallFailed" in found.stdout
+            and found
+        ),
+        "the failure in JSON",
+    )
     gitops = json.loads(drift.stdout)["gitops"]
     (failing,) = gitops["failing"]
     assert (failing["kind"], failing["name"], failing["reason"]) == ("HelmRelease", FAILING, "InstallFailed")
     assert failing["message"] == ready["message"] and "\n::error::forged" in failing["message"], failing
     assert gitops["problems"] == [said]
-    text = _gitops(local_stack)
-    markdown = _gitops(local_stack, "--format", "markdown")
-    assert text.exit_code == markdown.exit_code == 2
-    assert one_line(said) in text.output, text.output
-    assert f"- {code(said)}" in markdown.output, markdown.output
+    text = wait_until(
+        lambda: (found := _gitops(local_stack)).exit_code == 2 and one_line(said) in found.output and found,
+        "the failure in text",
+    )
+    markdown = wait_until(
+        lambda: (
+            (found := _gitops(local_stack, "--format", "markdown")).exit_code == 2
+            and f"- {code(said)}" in found.output
+            and found
+        ),
+        "the failure in Markdown",
+    )
     for output in (drift.output, text.output, markdown.output):
         assert "\x1b" not in output and "##[" not in output
         assert not [line for line in output.splitlines() if line.lstrip().startswith("::")], output
