@@ -19,7 +19,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["GIT_REPOSITORY", "HELM_RELEASE", "KUSTOMIZATION", "SYNC_KINDS", "FluxKind"]
+__all__ = [
+    "APPLIED_BY_NAMESPACE_LABEL",
+    "APPLIED_BY_NAME_LABEL",
+    "GIT_REPOSITORY",
+    "HELM_RELEASE",
+    "KUSTOMIZATION",
+    "SYNC_KINDS",
+    "FluxKind",
+]
 
 
 @dataclass(frozen=True)
@@ -48,3 +56,7 @@ HELM_RELEASE = FluxKind("helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases",
 SYNC_KINDS = (KUSTOMIZATION, HELM_RELEASE)
 """The kinds that apply git to the cluster: the GitOps layer reports each one that fails, and the drain
 suspends every one before a destroy."""
+
+APPLIED_BY_NAME_LABEL = f"{KUSTOMIZATION.group}/name"
+APPLIED_BY_NAMESPACE_LABEL = f"{KUSTOMIZATION.group}/namespace"
+"""What kustomize-controller labels every object it applied with: its Kustomization's name and namespace."""

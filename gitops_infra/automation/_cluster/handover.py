@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ...errors import EngineSwitchError
-from .flux_apis import KUSTOMIZATION, SYNC_KINDS
+from .flux_apis import APPLIED_BY_NAME_LABEL, APPLIED_BY_NAMESPACE_LABEL, KUSTOMIZATION, SYNC_KINDS
 from .kube import (
     REQUEST_TIMEOUT,
     Discovery,
@@ -33,9 +33,8 @@ from .kube import (
 
 __all__ = ["FLUX_NAMESPACE_LABEL", "FLUX_NAME_LABEL", "RELEASE_PATCH", "release_flux"]
 
-FLUX_NAME_LABEL = "kustomize.toolkit.fluxcd.io/name"
-FLUX_NAMESPACE_LABEL = "kustomize.toolkit.fluxcd.io/namespace"
-"""What kustomize-controller labels every object it applied with: its Kustomization's name and namespace."""
+FLUX_NAME_LABEL = APPLIED_BY_NAME_LABEL
+FLUX_NAMESPACE_LABEL = APPLIED_BY_NAMESPACE_LABEL
 RELEASE_PATCH = {"spec": {"suspend": True, "deletionPolicy": "Orphan"}}
 
 
