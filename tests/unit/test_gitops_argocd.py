@@ -106,3 +106,12 @@ def test_markdown_lists_the_applications_and_escapes_argo_cd_s_words() -> None:
     assert "| application | sync | health | revision | last sync |" in markdown
     assert "\n## forged" not in markdown and "\x1b[" not in markdown
     assert "| kind | object | ready |" not in markdown  # no Flux in this stack: no Flux table
+
+
+def test_an_application_of_another_argo_cd_is_not_the_stack_s() -> None:
+    other = {
+        **_application("elsewhere", health="Degraded"),
+        "metadata": {"namespace": "team-argocd", "name": "x"},
+    }
+    report = _report(_application(), other)
+    assert report.healthy and [a.name for a in report.applications] == ["platform"]

@@ -349,10 +349,18 @@ def gitops_report(
             syncs.append(_sync(obj, revisions.get(item.source_ref) if item.source_ref else None))
     own = {(m.kind, m.namespace, m.name) for m in made} | theirs
     failing = []
+    # Argo CD is namespaced: the Applications of the stack's own Argo CD are in its roots' namespaces, and
+    # another namespace's are another Argo CD's.
+    argo_namespaces = {m.namespace for m in made if m.kind == APPLICATION.kind}
     for kind, obj in others:
         if kind == APPLICATION.kind:
             application = application_status(obj)
-            if (kind, application.namespace, application.name) not in own and application.problems:
+            theirs_only = application.namespace not in argo_namespaces
+            if (
+                (kind, application.namespace, application.name) not in own
+                and application.problems
+                and not theirs_only
+            ):
                 applications.append(application)
             continue
         status = _status(kind, obj)

@@ -179,7 +179,8 @@ class GitOpsReport:
     """Each tenant the stack's ``tenants`` output names, by name: its own sync, kept out of ``syncs``,
     ``sources`` and ``failing``."""
     applications: tuple[ArgoApplication, ...] = ()
-    """With Argo CD: the stack's root Application, and every other Application that has a problem."""
+    """With Argo CD: the stack's root Application, and every other Application of its Argo CD (in the
+    root's namespace) that has a problem."""
     error: str | None = None
     """Why the cluster could not be read (then nothing else is known)."""
     checked_at: datetime | None = None
