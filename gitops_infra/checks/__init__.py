@@ -41,6 +41,7 @@ from gitops_infra.checks.argocd import (
     WILDCARD_DESTINATION,
     argo_cd_chart_version_problem,
     project_destination_problem,
+    retry_factor_problem,
     retry_limit_problem,
 )
 from gitops_infra.checks.aws_names import (
@@ -339,6 +340,7 @@ __all__ = [
     "repository_name_problem",
     "reserved_namespace_problem",
     "resource_name_problem",
+    "retry_factor_problem",
     "retry_limit_problem",
     "sealing_key_pair_problem",
     "sealing_keys_problems",

@@ -21,6 +21,7 @@ __all__ = [
     "WILDCARD_DESTINATION",
     "argo_cd_chart_version_problem",
     "project_destination_problem",
+    "retry_factor_problem",
     "retry_limit_problem",
 ]
 
@@ -49,6 +50,16 @@ def retry_limit_problem(value: object) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_RETRY_LIMIT:
         return None
     return f"must be a whole number from 0 to {MAX_RETRY_LIMIT}"
+
+
+MAX_RETRY_FACTOR = 10
+
+
+def retry_factor_problem(value: object) -> str | None:
+    """``None`` for how many times longer each retry waits than the one before: 1 to 10."""
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_RETRY_FACTOR:
+        return None
+    return f"must be a whole number from 1 to {MAX_RETRY_FACTOR}"
 
 
 def project_destination_problem(value: object) -> str | None:

@@ -28,7 +28,7 @@ class RetrySpec(ConfigModel):
 
     limit: Annotated[StrictInt, gate(checks.retry_limit_problem)] = defaults.ARGO_CD_RETRY_LIMIT
     backoff: Duration = defaults.ARGO_CD_RETRY_BACKOFF
-    factor: Annotated[StrictInt, Field(ge=1, le=10)] = 2
+    factor: Annotated[StrictInt, gate(checks.retry_factor_problem)] = 2
     max_backoff: Duration = defaults.ARGO_CD_RETRY_MAX_BACKOFF
 
 

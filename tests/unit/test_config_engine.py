@@ -68,6 +68,7 @@ def test_tenants_with_argo_cd_are_refused_naming_gitops_engine() -> None:
     [
         ({"destinations": ["*"]}, "gitops-infra:argocd.destinations[0]: must name one namespace"),
         ({"retry": {"limit": -1}}, "gitops-infra:argocd.retry.limit: must be a whole number from 0 to 100"),
+        ({"retry": {"factor": 0}}, "gitops-infra:argocd.retry.factor: must be a whole number from 1 to 10"),
         (
             {"version": "latest"},
             "gitops-infra:argocd.version: must be a version major.minor.patch, such as 10.1.1",

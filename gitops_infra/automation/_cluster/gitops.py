@@ -355,12 +355,8 @@ def gitops_report(
     for kind, obj in others:
         if kind == APPLICATION.kind:
             application = application_status(obj)
-            theirs_only = application.namespace not in argo_namespaces
-            if (
-                (kind, application.namespace, application.name) not in own
-                and application.problems
-                and not theirs_only
-            ):
+            key = (kind, application.namespace, application.name)
+            if application.namespace in argo_namespaces and key not in own and application.problems:
                 applications.append(application)
             continue
         status = _status(kind, obj)
@@ -447,8 +443,11 @@ def _read(
             if ref is not None and ref[0] == _SOURCE.kind and ref not in read:
                 read[ref] = cluster.get(_SOURCE, ref[1], ref[2])
         others: list[tuple[str, Mapping[str, Any]]] = [
-            (kind.kind, obj) for kind in (*SYNC_KINDS, APPLICATION) for obj in cluster.list(kind)
+            (kind.kind, obj) for kind in SYNC_KINDS for obj in cluster.list(kind)
         ]
+        # Only the stack's own Argo CD's Applications are judged: those in its roots' namespaces.
+        for namespace in sorted({m.namespace for m in made if m.kind == APPLICATION.kind}):
+            others += [(APPLICATION.kind, obj) for obj in cluster.labelled(APPLICATION, namespace, "")]
         theirs = [
             tenant_objects(
                 tenant,

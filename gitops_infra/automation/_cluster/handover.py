@@ -31,10 +31,8 @@ from .kube import (
     why,
 )
 
-__all__ = ["FLUX_NAMESPACE_LABEL", "FLUX_NAME_LABEL", "RELEASE_PATCH", "release_flux"]
+__all__ = ["RELEASE_PATCH", "release_flux"]
 
-FLUX_NAME_LABEL = APPLIED_BY_NAME_LABEL
-FLUX_NAMESPACE_LABEL = APPLIED_BY_NAMESPACE_LABEL
 RELEASE_PATCH = {"spec": {"suspend": True, "deletionPolicy": "Orphan"}}
 
 
@@ -66,7 +64,7 @@ def _applied_flux_objects(objects: Any, discovery: Discovery, roots: list[tuple[
     """The Kustomizations and HelmReleases the stack's roots applied (by kustomize-controller's labels)."""
     found = []
     for namespace, name, _ in roots:
-        selector = f"{FLUX_NAME_LABEL}={name},{FLUX_NAMESPACE_LABEL}={namespace}"
+        selector = f"{APPLIED_BY_NAME_LABEL}={name},{APPLIED_BY_NAMESPACE_LABEL}={namespace}"
         for kind in SYNC_KINDS:
             version = discovery.version(kind.group, kind.plural, kind.versions)
             if version is None:

@@ -88,7 +88,7 @@ class RetryOptions:
         problems.gate("limit", checks.retry_limit_problem, self.limit)
         problems.gate("backoff", checks.go_duration_problem, self.backoff)
         problems.gate("max_backoff", checks.go_duration_problem, self.max_backoff)
-        problems.check(isinstance(self.factor, int) and 1 <= self.factor <= 10, "factor", "must be 1 to 10")
+        problems.gate("factor", checks.retry_factor_problem, self.factor)
         problems.raise_if_any()
 
 

@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 
 from gitops_infra.components._kubernetes import OWNED, NamespaceResource
 from gitops_infra.components.argocd._names import IN_CLUSTER_SERVER, SECRET_TYPE_LABEL
-from gitops_infra.contract import CONTRACT_VERSION, CONTRACT_VERSION_KEY, Environment, environment_data
+from gitops_infra.contract import CONTRACT_VERSION_KEY, Environment, environment_data
 
 __all__ = [
     "CLUSTER_SECRET_NAME",
@@ -42,7 +42,7 @@ def cluster_secret_metadata(environment: Environment) -> dict[str, Any]:
         "labels": {
             SECRET_TYPE_LABEL: "cluster",
             ENVIRONMENT_LABEL: environment.name,
-            CONTRACT_VERSION_LABEL: data.get(CONTRACT_VERSION_KEY, CONTRACT_VERSION),
+            CONTRACT_VERSION_LABEL: data[CONTRACT_VERSION_KEY],
         },
         "annotations": {f"{CONTRACT_ANNOTATION_PREFIX}{key}": value for key, value in sorted(data.items())},
     }

@@ -1,6 +1,6 @@
 """Install: Argo CD, from the ``argo-cd`` Helm chart (argoproj/argo-helm) at a pinned version.
 
-The first piece of :mod:`gitops_infra.components.argocd`: ``install_values`` turns ``ArgoCdInstallOptions``
+The first piece of :mod:`gitops_infra.components.argocd`: ``install_values`` turns the fleet's host keys
 into the chart's values, and ``build_install`` registers them as a ``helm.v3.Release`` of
 ``ARGO_CD_CHART_VERSION`` (Argo CD ``ARGO_CD_VERSION``). The fleet repository's SSH host keys go into the
 chart's ``argocd-ssh-known-hosts-cm`` (``configs.ssh.extraHosts``), after the hosts the chart trusts
@@ -47,10 +47,9 @@ class ArgoCdInstallOptions:
         problems.raise_if_any()
 
 
-def install_values(options: ArgoCdInstallOptions, known_hosts: str) -> dict[str, Any]:
+def install_values(known_hosts: str) -> dict[str, Any]:
     """The ``argo-cd`` chart values: the fleet's host keys trusted, CRDs kept on uninstall off (the
     platform's destroy removes what it made), and what the platform does not use turned off."""
-    del options  # every value below holds for each pinned chart version
     return {
         "crds": {"install": True, "keep": False},
         "configs": {"ssh": {"extraHosts": known_hosts}},
@@ -75,7 +74,7 @@ def build_install(
         repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=ARGO_CD_CHART_REPOSITORY),
         namespace=namespace.metadata.name,
         create_namespace=False,
-        values=pulumi.Output.from_input(known_hosts).apply(lambda hosts: install_values(options, hosts)),
+        values=pulumi.Output.from_input(known_hosts).apply(install_values),
         cleanup_on_fail=True,
         timeout=RELEASE_TIMEOUT_SECONDS,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace]),

@@ -227,3 +227,11 @@ def test_a_chart_version_that_is_not_one_is_refused() -> None:
         ConfigError, match=re.escape("version: must be a version major.minor.patch, such as 10.1.1")
     ):
         ArgoCdInstallOptions(version="latest")
+
+
+@pytest.mark.parametrize("factor", [0, 11, True])
+def test_a_retry_factor_out_of_range_is_refused_as_the_config_refuses_it(factor: Any) -> None:
+    with pytest.raises(
+        ConfigError, match=re.escape("RetryOptions.factor: must be a whole number from 1 to 10")
+    ):
+        RetryOptions(factor=factor)
