@@ -51,7 +51,8 @@ def switch_engine(stack: str, *, options: StackOptions | None = None, message: s
     if running is not GitOpsEngine.FLUX:
         raise EngineSwitchError(
             f"stack {stack!r} runs Argo CD, and gitops.engine asks for {wanted.value}: a move from Argo CD "
-            "is not made by this version; set gitops.engine back to argocd",
+            "to Flux is not made by this version, and nothing was changed; set gitops.engine back to "
+            "argocd (docs/argocd.md, 'Moving a stack between engines')",
             stack=stack,
         )
     release_flux(decrypted_state(target), stack=stack, base=target.project.path)

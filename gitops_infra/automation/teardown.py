@@ -291,17 +291,17 @@ def destroy(
     another stack is refused for any stack. A preview needs no confirmation.
 
     A stack that made its cluster is drained first, within ``drain_timeout`` seconds (``_cluster/drain.py``):
-    Flux suspended, then its Ingresses and Gateways, LoadBalancer Services, what mounts its
-    PersistentVolumeClaims, the claims, and Karpenter's NodePools, NodeClaims and EC2NodeClasses deleted
-    and gone, so that the controllers that made AWS resources for them delete those. When the
-    drain cannot finish, ``DrainError`` names what is left and nothing is destroyed. ``drain=False``
-    skips it (the result says so). ``on_drain`` is called as each object is suspended, deleted and gone.
-    After the destroy, each EKS cluster the stack made is swept, in its account (as the stack's AWS
-    provider reaches it: ``aws:profile``, then its ``aws:assumeRoles`` chain): the AWS resources still
-    tagged for it are the result's ``sweeps`` (reported, never deleted). A destroy that fails is swept
-    too: ``OperationFailedError.sweeps``; not after a signal of ``cancel_on_signals`` (SIGINT, SIGTERM or
-    SIGHUP), which asked the process to stop, so it does not wait on AWS then. A preview shows the
-    drain's plan.
+    Flux suspended and Argo CD's automated sync off, then its Ingresses and Gateways, LoadBalancer
+    Services, what mounts its PersistentVolumeClaims, the claims, and Karpenter's NodePools, NodeClaims
+    and EC2NodeClasses deleted and gone, so that the controllers that made AWS resources for them delete
+    those. When the drain cannot finish, ``DrainError`` names what is left and nothing is destroyed.
+    ``drain=False`` skips it (the result says so). ``on_drain`` is called as each object is suspended,
+    deleted and gone. After the destroy, each EKS cluster the stack made is swept, in its account (as
+    the stack's AWS provider reaches it: ``aws:profile``, then its ``aws:assumeRoles`` chain): the AWS
+    resources still tagged for it are the result's ``sweeps`` (reported, never deleted). A destroy that
+    fails is swept too: ``OperationFailedError.sweeps``; not after a signal of ``cancel_on_signals``
+    (SIGINT, SIGTERM or SIGHUP), which asked the process to stop, so it does not wait on AWS then. A
+    preview shows the drain's plan.
 
     Example::
 

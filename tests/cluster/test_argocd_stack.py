@@ -121,6 +121,19 @@ def test_up_returns_once_the_root_is_synced_and_healthy_at_the_fleets_commit(
     up("local", options=local_stack.options)
     assert _root(local_stack, argo)["status"]["sync"]["revision"] == commit
 
+    # Back to Flux is not made: `up` and `switch-engine` both refuse it, naming it, and change nothing.
+    local_stack.set("gitops.engine", "flux")
+    local_stack.commit("back to Flux")
+    before = local_stack.raw_stack().export_stack().deployment["resources"]
+    with pytest.raises(ConfigError, match=r"runs Argo CD: .* a move from Argo CD to Flux is not made"):
+        up("local", options=local_stack.options)
+    refused = local_stack.cli("switch-engine", "local", "--yes")
+    assert refused.exit_code == 1, refused.output
+    assert "EngineSwitchError" in refused.output and "from Argo CD to Flux is not made" in refused.output
+    assert "Traceback" not in refused.output
+    assert local_stack.raw_stack().export_stack().deployment["resources"] == before
+    assert _root(local_stack, argo)["spec"]["syncPolicy"]["automated"] == {"prune": True, "selfHeal": True}
+
 
 def test_a_key_rotation_returns_only_once_argo_cd_has_fetched_with_the_new_key(
     local_stack: LocalStack, argo: ArgoCd, fleet: FleetServer, deploy_key: DeployKeyPair

@@ -89,7 +89,12 @@ class StandIn:
 
     With ``asked`` (``(kind, name)`` pairs a drain adds to as it says "deleting"), it also waits for the
     drain to have asked: an object an earlier drain marked is then let go only once this one has listed
-    it, however long this one takes to start (it raced the stand-in's ``delay`` on a busy machine)."""
+    it, however long this one takes to start (it raced the stand-in's ``delay`` on a busy machine).
+
+    Each "deleting" line says whether Flux's Kustomizations in ``flux_namespace`` were suspended then; or,
+    with ``stopped``, what that says (``(name, whether the engine was stopped)``). With ``load_balancer``
+    it also writes a hostname into each LoadBalancer Service's status, as the AWS controller does, which
+    Argo CD's health check of a Service waits for."""
 
     def __init__(
         self,
@@ -99,12 +104,17 @@ class StandIn:
         log: Path,
         delay: float = 1.0,
         asked: Collection[tuple[str, str]] | None = None,
+        *,
+        stopped: Callable[[], tuple[str, bool]] | None = None,
+        load_balancer: bool = False,
     ) -> None:
         self.core = client.CoreV1Api(api)
         self.networking = client.NetworkingV1Api(api)
         self.custom = client.CustomObjectsApi(api)
         self.namespace, self.flux_namespace, self.log, self.delay = namespace, flux_namespace, log, delay
         self.asked = asked
+        self.stopped = stopped or (lambda: ("Flux suspended", self._suspended()))
+        self.load_balancer = load_balancer
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._seen: dict[tuple[str, str], float] = {}
@@ -175,15 +185,25 @@ class StandIn:
         )
         return all(k.get("spec", {}).get("suspend") is True for k in found["items"])
 
+    def _serve_load_balancers(self) -> None:
+        for service in self.core.list_namespaced_service(self.namespace).items:
+            served = service.status.load_balancer if service.status else None
+            if service.spec.type == "LoadBalancer" and not (served and served.ingress):
+                status = {"status": {"loadBalancer": {"ingress": [{"hostname": "lb.example.com"}]}}}
+                self.core.patch_namespaced_service_status(service.metadata.name, self.namespace, status)
+
     def _run(self) -> None:
         while not self._stop.is_set():
+            if self.load_balancer:
+                self._serve_load_balancers()
             for kind, name, deleting, finalizers, release in self._held():
                 if not deleting or FINALIZER not in finalizers:
                     continue
                 key = (kind, name)
                 if key not in self._seen:
                     self._seen[key] = time.monotonic()
-                    self._write(f"deleting {kind} {name} (Flux suspended: {self._suspended()})")
+                    engine, stopped = self.stopped()
+                    self._write(f"deleting {kind} {name} ({engine}: {stopped})")
                 elif time.monotonic() - self._seen[key] >= self.delay and (
                     self.asked is None or key in self.asked
                 ):

@@ -40,6 +40,7 @@ def _target(tmp_path: Path, engine: str | None, state: list[str] | None) -> _Tar
     project.mkdir()
     (project / "Pulumi.yaml").write_text("name: gitops-infra\nruntime: python\n")
     config = {"gitops-infra:gitops": {"engine": engine}} if engine is not None else {}
+    config["gitops-infra:environment"] = {"name": "dev"}  # the program's config: gitops-infra's program
     (project / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
     backend = tmp_path / "backend"
     if state is not None:
@@ -52,18 +53,38 @@ def _target(tmp_path: Path, engine: str | None, state: list[str] | None) -> _Tar
 
 
 @pytest.mark.parametrize(
-    ("engine", "state", "running"),
-    [("argocd", [FLUX], "Flux"), (None, [ARGO], "Argo CD"), ("flux", [ARGO], "Argo CD")],
+    ("engine", "state", "running", "way"),
+    [
+        (
+            "argocd",
+            [FLUX],
+            "Flux",
+            "Set gitops.engine back to flux; or hand the fleet over: gitops-infra switch-engine dev",
+        ),
+        # switch-engine does not make this move: the error must not send the user there.
+        (
+            None,
+            [ARGO],
+            "Argo CD",
+            "Set gitops.engine back to argocd; a move from Argo CD to Flux is not made",
+        ),
+        (
+            "flux",
+            [ARGO],
+            "Argo CD",
+            "Set gitops.engine back to argocd; a move from Argo CD to Flux is not made",
+        ),
+    ],
 )
 def test_a_switch_in_one_update_is_refused_naming_gitops_engine(
-    tmp_path: Path, engine: str | None, state: list[str], running: str
+    tmp_path: Path, engine: str | None, state: list[str], running: str, way: str
 ) -> None:
     target = _target(tmp_path, engine, state)
     with pytest.raises(ConfigError) as raised:
         refuse_engine_switch(target)  # type: ignore[arg-type]
     said = str(raised.value)
     assert "gitops-infra:gitops.engine: " in said and f"runs {running}" in said
-    assert "gitops-infra switch-engine dev" in said
+    assert way in said and ("switch-engine" in said) is (running == "Flux")
 
 
 @pytest.mark.parametrize(
@@ -81,6 +102,17 @@ def test_the_same_engine_a_first_one_or_an_unreadable_config_is_not_refused(
     tmp_path: Path, engine: str | None, state: list[str] | None
 ) -> None:
     assert engine_switch_problem(_target(tmp_path, engine, state)) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("state", [[ARGO], [FLUX]])
+def test_a_team_s_own_program_that_composes_a_bootstrap_itself_is_not_refused(
+    tmp_path: Path, state: list[str]
+) -> None:
+    # Its config is its own (here, none under gitops-infra:): its code, not gitops.engine, picks the engine.
+    target = _target(tmp_path, None, state)
+    settings = target.project.stack_settings_path(target.stack_name)
+    settings.write_text(yaml.safe_dump({"config": {"drain:url": "ssh://git@example.com/fleet.git"}}))
+    assert engine_switch_problem(target) is None  # type: ignore[arg-type]
 
 
 def test_the_namespace_it_reads_is_the_config_s() -> None:

@@ -7,7 +7,13 @@ finalizer, when the object is deleted. If the cluster goes first, nobody does, a
 either (``DependencyViolation``: pulumi-eks #1226, pulumi/pulumi #8504). So for a stack that made its
 cluster, a destroy first:
 
-1. suspends every Kustomization and HelmRelease in the cluster, so that Flux applies nothing again;
+1. stops every GitOps engine it finds from applying again: it suspends every Kustomization and
+   HelmRelease, and turns off the automated sync of every Argo CD Application (roots first, since a root
+   still automated heals its children back) and of what every ApplicationSet makes. Argo CD stays
+   installed and its objects stay, as Flux's do: the destroy deletes the root Application, whose
+   resources finalizer has Argo CD delete what it applied, while its controllers still run. Deleting the
+   root here instead would also delete the AWS controllers a fleet installs, before they have deleted
+   what they made;
 2. deletes Ingresses and Gateways, then Services of type LoadBalancer, then PersistentVolumeClaims, in
    every namespace but Kubernetes' own, and after each group waits until every object is gone: a
    claim's PersistentVolume too, when its reclaim policy is Delete, since its provisioner deletes the
@@ -47,9 +53,10 @@ from typing import Any
 from ...checks import format_duration
 from ...errors import DrainError
 from ..results.teardown import DrainResult, KubeObject
-from .kinds import CLAIM, FLUX, GROUPS, POD, SERVICE, VOLUME, Apis, Kind, key, kube_object, uid
+from .argocd import STOP_APPLICATION, STOP_APPLICATION_SET, automated, generates_automated, stop_order
+from .kinds import ARGO_CD, CLAIM, FLUX, GROUPS, POD, SERVICE, VOLUME, Apis, Kind, key, kube_object, uid
 from .kube import Access, client_log, connected, kubeconfig_of, provider_access, secret_strings, why
-from .workloads import MOUNTED, Mounts, Ref, flux_pod
+from .workloads import MOUNTED, Mounts, Ref, engine_pod
 
 __all__ = [
     "DEFAULT_DRAIN_TIMEOUT",
@@ -147,9 +154,55 @@ class _Drainer:
                 suspended.append(described)
         return suspended
 
-    def _suspend(self, patch: Callable[[Apis, str, str, Any], Any], obj: KubeObject) -> bool:
-        body = {"spec": {"suspend": True}}
+    def _suspend(
+        self, patch: Callable[[Apis, str, str, Any], Any], obj: KubeObject, body: Any = None
+    ) -> bool:
+        body = body if body is not None else {"spec": {"suspend": True}}
         return self._apis.answer(lambda: patch(self._apis, obj.namespace, obj.name, body)) is not None
+
+    def argo_cd(self, *, planned: bool) -> list[KubeObject]:
+        """Turn off the automated sync of every Argo CD Application and of what every ApplicationSet makes
+        (with ``planned``: list them), pass after pass until one finds nothing on: a root's self-heal or
+        an ApplicationSet's update that began before its own stop may turn a child's back on."""
+        said: dict[tuple[str, str, str], KubeObject] = {}
+        while found := self._stop_argo_cd(planned=planned):
+            for obj in found:
+                if (obj.kind, obj.namespace, obj.name) not in said:
+                    said[obj.kind, obj.namespace, obj.name] = obj
+                    if not planned:
+                        self._say("suspended", obj)
+            if planned:
+                break
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise _TimedOut(found, {})
+            time.sleep(min(_POLL_SECONDS, left))
+        return list(said.values())
+
+    def _stop_argo_cd(self, *, planned: bool) -> list[KubeObject]:
+        """One pass: each Application still automated, roots first, then each ApplicationSet whose
+        template still is; those it stopped (with ``planned``: would stop)."""
+        applications, application_sets = ARGO_CD
+        stopping = [
+            *(
+                (applications, STOP_APPLICATION, obj)
+                for obj in sorted(
+                    (o for o in self._apis.listed(applications) if automated(o)), key=stop_order
+                )
+            ),
+            *(
+                (application_sets, STOP_APPLICATION_SET, obj)
+                for obj in self._apis.listed(application_sets)
+                if generates_automated(obj)
+            ),
+        ]
+        stopped = []
+        for kind, body, obj in stopping:
+            described = kube_object(kind, obj)
+            assert kind.patch is not None
+            if planned or self._suspend(kind.patch, described, body):  # else deleted meanwhile
+                stopped.append(described)
+        return stopped
 
     def targets(self, kinds: tuple[Kind, ...]) -> list[tuple[Kind, Mapping[str, Any]]]:
         """The objects of ``kinds`` to delete: outside Kubernetes' namespaces; of Services, load balancers."""
@@ -163,14 +216,14 @@ class _Drainer:
                     continue
                 found.append((kind, obj))
         if any(kind is CLAIM for kind in kinds):
-            # A claim one of Flux's controllers mounts (a persistent source-controller) stays, with its
-            # controller: Pulumi's destroy still needs Flux to clear its sync objects' finalizers, and
-            # uninstalls Flux, with the claim, after them.
+            # A claim one of the engine's own pods mounts (a persistent source-controller, Argo CD's
+            # Redis) stays, with its controller: Pulumi's destroy still needs the engine to clear its
+            # objects' finalizers, and uninstalls it, with the claim, after them.
             claims = [obj for kind, obj in found if kind is CLAIM]
             kept = {
                 (key(pod)[0], claim)
                 for pod, mounted in self._mounts.pods_mounting(claims)
-                if flux_pod(pod)
+                if engine_pod(pod)
                 for claim in mounted
             }
             found = [(kind, obj) for kind, obj in found if kind is not CLAIM or key(obj) not in kept]
@@ -242,6 +295,8 @@ class _Drainer:
 
     def _wait(self, pending: list[_Pending]) -> None:
         while pending:
+            # An Argo CD sync that began before the stop may have turned one back on: off again.
+            self._stop_argo_cd(planned=False)
             still: list[KubeObject] = []
             for item in list(pending):
                 live = item.read()
@@ -285,6 +340,7 @@ def drain_clusters(
                 with connected(kubeconfig, access.context) as api:
                     drainer = _Drainer(api, deadline, on_drain)
                     suspended += drainer.flux(planned=planned)
+                    suspended += drainer.argo_cd(planned=planned)
                     for kinds in GROUPS:
                         if planned:
                             deleted += drainer.planned(kinds)
@@ -338,7 +394,8 @@ def _timeout_error(
     return DrainError(
         f"the drain of stack {stack!r} ran out of its {format_duration(timedelta(seconds=timeout))} with "
         f"{count} object{'s' if count != 1 else ''} still there: {'; '.join(map(listed, remaining))}. "
-        "Nothing was destroyed: the stack's resources are untouched, and Flux stays suspended. "
+        "Nothing was destroyed: the stack's resources are untouched, and the GitOps engine stays stopped "
+        "(Flux's objects suspended, Argo CD's automated sync off). "
         f"{said[0].upper()}{said[1:]}: what holds them must be running; run destroy again to go on, with a "
         "longer --drain-timeout if it is only slow",
         stack=stack,

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ..results.teardown import KubeObject
+from .argocd import APPLICATION, APPLICATION_SET
 from .flux_apis import SYNC_KINDS
 from .kube import REQUEST_TIMEOUT, Discovery
 
 __all__ = [
+    "ARGO_CD",
     "CLAIM",
     "FLUX",
     "GROUPS",
@@ -97,7 +99,7 @@ _Named = Callable[[Apis, str, str], Any]
 
 @dataclass(frozen=True)
 class Kind:
-    """How the drain lists, reads, deletes and (a Flux kind) patches the objects of one kind."""
+    """How the drain lists, reads, deletes and (a Flux or an Argo CD kind) patches the objects of one kind."""
 
     kind: str
     list: _Listed
@@ -141,6 +143,8 @@ def _cluster_custom(kind: str, group: str, plural: str, versions: tuple[str, ...
 
 
 FLUX = tuple(_custom(k.kind, k.group, k.plural, k.versions) for k in SYNC_KINDS)
+ARGO_CD = tuple(_custom(k.kind, k.group, k.plural, k.versions) for k in (APPLICATION, APPLICATION_SET))
+"""Argo CD's Applications, then its ApplicationSets: the drain turns their automated sync off."""
 _INGRESS = Kind(
     "Ingress",
     list=lambda a: a.networking.list_ingress_for_all_namespaces(_request_timeout=RT),

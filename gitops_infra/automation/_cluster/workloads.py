@@ -17,7 +17,7 @@ from typing import Any
 from ..results.teardown import KubeObject
 from .kinds import CLAIM, RT, Apis, key, kube_object, uid
 
-__all__ = ["MOUNTED", "Mounts", "Ref", "Workload", "flux_pod"]
+__all__ = ["MOUNTED", "Mounts", "Ref", "Workload", "engine_pod"]
 
 MOUNTED = "kubernetes.io/pvc-protection"
 """The finalizer by which Kubernetes keeps a claim that a pod mounts."""
@@ -25,7 +25,10 @@ _OWNER_DEPTH = 8
 """How far up a pod's controllers are followed (a pod, its ReplicaSet, its Deployment: 3)."""
 _CORE_OWNERS = {"ReplicationController": "replicationcontrollers"}
 """The core group's one kind that controls pods (``Node`` owns a static pod's mirror: not the app's)."""
-_FLUX_IMAGE = re.compile(r"(^|/)(fluxcd/[a-z-]+-controller|controlplaneio-fluxcd/flux-operator)([:@]|$)")
+_ENGINE_IMAGE = re.compile(
+    r"(^|/)(fluxcd/[a-z-]+-controller|controlplaneio-fluxcd/flux-operator|argoproj/argocd)([:@]|$)"
+)
+_ENGINES = frozenset({"flux", "argocd"})
 
 
 @dataclass(frozen=True)
@@ -49,14 +52,15 @@ class Workload:
     uid: str | None
 
 
-def flux_pod(pod: Mapping[str, Any]) -> bool:
-    """Whether the pod runs one of Flux's controllers (by its image, or the label Flux's manifests set)."""
+def engine_pod(pod: Mapping[str, Any]) -> bool:
+    """Whether the pod runs part of a GitOps engine: one of Flux's controllers or of Argo CD's pods (by its
+    image, or the ``part-of`` label Flux's manifests and the argo-cd chart set)."""
     labels = (pod.get("metadata") or {}).get("labels") or {}
-    if labels.get("app.kubernetes.io/part-of") == "flux":
+    if labels.get("app.kubernetes.io/part-of") in _ENGINES:
         return True
     spec = pod.get("spec") or {}
     containers = [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
-    return any(isinstance(c, Mapping) and _FLUX_IMAGE.search(str(c.get("image") or "")) for c in containers)
+    return any(isinstance(c, Mapping) and _ENGINE_IMAGE.search(str(c.get("image") or "")) for c in containers)
 
 
 def _mounted_claims(pod: Mapping[str, Any]) -> set[str]:

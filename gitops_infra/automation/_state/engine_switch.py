@@ -8,7 +8,8 @@ middle of the update. So ``up`` (and a rollback or a promotion, which update too
 the engine starts, naming ``gitops.engine``; docs/argocd.md says how a stack moves.
 
 The state is read straight from a file backend, no secret decrypted; on another backend the check
-is not made.
+is not made. Nor is it for a team's own program, which composes ``FluxBootstrap`` or ``ArgoCdBootstrap``
+itself and so sets no ``gitops-infra:`` config: its code picks the engine, not ``gitops.engine``.
 """
 
 from __future__ import annotations
@@ -32,8 +33,12 @@ _NAMES = {GitOpsEngine.FLUX: "Flux", GitOpsEngine.ARGOCD: "Argo CD"}
 
 
 def _wanted(target: StackTarget) -> GitOpsEngine | None:
-    """The engine the stack's files ask for; ``None`` when they cannot say (config validation will)."""
+    """The engine the stack's files ask for; ``None`` when they cannot say (config validation will), or
+    when they configure no ``gitops-infra:`` key at all: then the program is not ours but a team's own,
+    which composes ``FluxBootstrap`` or ``ArgoCdBootstrap`` itself, whichever its code says."""
     settings = target.project.read_stack_settings(target.stack_name)
+    if not any(key.startswith(f"{PROJECT}:") for key in settings.config):
+        return None
     values = settings.values(f"{PROJECT}:gitops")
     if not values:
         return GitOpsEngine.FLUX
@@ -64,11 +69,16 @@ def engine_switch_problem(target: StackTarget) -> str | None:
         return None
     running, wanted = switch
     old, new = _NAMES[running], _NAMES[wanted]
+    way = (
+        f"or hand the fleet over: gitops-infra switch-engine {target.stack}"
+        if running is GitOpsEngine.FLUX
+        else f"a move from {old} to {new} is not made by this version"
+    )
     return (
         f"{PROJECT}:gitops.engine: {wanted.value}, and stack {target.stack!r} runs {old}: one update "
         f"would delete {old}'s sync while {new} takes over, and {old} would take down what it applied "
-        f"first. Set gitops.engine back to {running.value}, or hand the fleet over: gitops-infra "
-        f"switch-engine {target.stack} (docs/argocd.md, 'Moving a stack between engines')"
+        f"first. Set gitops.engine back to {running.value}; {way} (docs/argocd.md, 'Moving a stack "
+        "between engines')"
     )
 
 

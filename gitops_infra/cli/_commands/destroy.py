@@ -56,9 +56,10 @@ def destroy(
 ) -> int:
     """Delete every resource of STACK (its config and history stay). A prod stack needs --confirm STACK.
 
-    A stack that made its cluster is drained first: Flux suspended, then its Ingresses and Gateways,
-    LoadBalancer Services, what mounts its PersistentVolumeClaims, the claims, and Karpenter's nodes
-    deleted and gone, so that the AWS controllers delete what they made for them. After the destroy,
+    A stack that made its cluster is drained first: Flux suspended and Argo CD's automated sync off,
+    then its Ingresses and Gateways, LoadBalancer Services, what mounts its PersistentVolumeClaims, the
+    claims, and Karpenter's nodes deleted and gone, so that the AWS controllers delete what they made
+    for them. After the destroy,
     the AWS resources still tagged for the cluster are listed as orphans: exit 2 when there are any (or
     the sweep could not look). The sweep reads the cluster's account as the stack's AWS provider reaches
     it (aws:profile, then aws:assumeRoles). A destroy that fails is swept too: its findings come with the
