@@ -33,6 +33,7 @@ from ..support import (
     REPO_ROOT,
     TOOLCHAIN,
     commit_all,
+    drain_project,
     engine_env,
     files_under,
     init_repo,
@@ -204,6 +205,30 @@ def drain_settings(tmp_path: Path, fleet: FleetServer, *, name: str, **more: str
         "namespace": f"flux-{name}",
         **more,
     }
+
+
+def drain_stack(
+    tmp_path: Path,
+    stack: str,
+    cluster: LocalCluster,
+    fleet: FleetServer,
+    deploy_key: DeployKeyPair,
+    *,
+    name: str,
+    **more: str,
+) -> tuple[Path, dict[str, str]]:
+    """The drain fixture as a committed project (``drain_project``) with ``stack`` on this session's
+    cluster, with its deploy key, configured for the test ``name`` (``drain_settings``, with ``more``);
+    its root and the engine environment."""
+    assert ENGINE is not None
+    return drain_project(
+        tmp_path,
+        stack,
+        path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir],
+        kubeconfig=cluster.kubeconfig,
+        private_key=deploy_key.private_key,
+        settings=drain_settings(tmp_path, fleet, name=name, **more),
+    )
 
 
 @pytest.fixture

@@ -27,8 +27,8 @@ from gitops_infra.automation import KubeObject, StackOptions, destroy, history, 
 from gitops_infra.cli import main
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
-from ..support import TOOLCHAIN, drain_project, secret_leaks_in_texts, workspace
-from .conftest import ENGINE, drain_settings, gone, wait_until
+from ..support import secret_leaks_in_texts, workspace
+from .conftest import drain_stack, gone, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -261,15 +261,7 @@ def project(
     tmp_path: Path, cluster: LocalCluster, fleet: FleetServer, deploy_key: DeployKeyPair
 ) -> Iterator[tuple[Path, dict[str, str], str]]:
     """The drain fixture as a committed project with its stack configured; its apps' namespace."""
-    assert ENGINE is not None
-    root, env = drain_project(
-        tmp_path,
-        STACK,
-        path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir],
-        kubeconfig=cluster.kubeconfig,
-        private_key=deploy_key.private_key,
-        settings=drain_settings(tmp_path, fleet, name="drain"),
-    )
+    root, env = drain_stack(tmp_path, STACK, cluster, fleet, deploy_key, name="drain")
     stack = auto.Stack.select(STACK, workspace(root, env))
     _gateway_api(cluster.api())
     namespace = "apps-drain"

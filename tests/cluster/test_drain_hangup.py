@@ -21,8 +21,8 @@ from pulumi import automation as auto
 from gitops_infra.automation import StackOptions, destroy, history, up
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
-from ..support import TOOLCHAIN, drain_project, workspace
-from .conftest import ENGINE, drain_settings, gone, wait_until
+from ..support import workspace
+from .conftest import drain_stack, gone, wait_until
 from .test_drain import STACK, StandIn, _gateway_api, _manifests
 
 pytestmark = pytest.mark.cluster
@@ -37,15 +37,7 @@ def project(
 ) -> Iterator[tuple[Path, dict[str, str]]]:
     """The drain fixture as a committed project with its stack configured, its fleet path holding
     objects whose finalizer only :class:`StandIn` lets go."""
-    assert ENGINE is not None
-    root, env = drain_project(
-        tmp_path,
-        STACK,
-        path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir],
-        kubeconfig=cluster.kubeconfig,
-        private_key=deploy_key.private_key,
-        settings=drain_settings(tmp_path, fleet, name=NAME),
-    )
+    root, env = drain_stack(tmp_path, STACK, cluster, fleet, deploy_key, name=NAME)
     stack = auto.Stack.select(STACK, workspace(root, env))
     _gateway_api(cluster.api())
     fleet.commit({f"clusters/{NAME}/apps.yaml": _manifests(NAMESPACE)}, "objects a drain waits for")

@@ -27,8 +27,8 @@ from gitops_infra.automation import KubeObject, StackOptions, destroy, up
 from gitops_infra.errors import DrainError
 from gitops_infra.local import DeployKeyPair, FleetServer, LocalCluster
 
-from ..support import TOOLCHAIN, drain_project, workspace
-from .conftest import ENGINE, drain_settings, gone, wait_until
+from ..support import workspace
+from .conftest import drain_stack, gone, wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -368,20 +368,15 @@ def project(
     deploy_key: DeployKeyPair,
 ) -> Iterator[tuple[Path, dict[str, str]]]:
     """The drain fixture, syncing the workloads' path, with a health check on the Deployment."""
-    assert ENGINE is not None
-    root, env = drain_project(
+    root, env = drain_stack(
         tmp_path,
         STACK,
-        path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir],
-        kubeconfig=cluster.kubeconfig,
-        private_key=deploy_key.private_key,
-        settings=drain_settings(
-            tmp_path,
-            fleet,
-            name="workloads",
-            healthChecks=json.dumps(
-                [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "namespace": NAMESPACE}]
-            ),
+        cluster,
+        fleet,
+        deploy_key,
+        name="workloads",
+        healthChecks=json.dumps(
+            [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "namespace": NAMESPACE}]
         ),
     )
     api = cluster.api()
