@@ -7,12 +7,14 @@ a finalizer that :class:`~.test_drain.StandIn` holds, as the AWS controllers hol
 its cluster (``drain_fixture``), so ``destroy`` drains it: Argo CD's automated sync off (the root first,
 then its child, then what the ApplicationSet makes), then the Service and the claim deleted and gone,
 with no self-heal to make them again, then the engine's destroy, whose delete of the root has Argo CD
-delete the rest.
+delete the rest. And a drain that something keeps turning Argo CD's sync back on under runs out of time
+saying so, having deleted nothing.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,10 @@ from kubernetes import client
 from pulumi import automation as auto
 
 from gitops_infra.automation import KubeObject, StackOptions, destroy, refresh, up
+from gitops_infra.automation._cluster.drain import drain_clusters
+from gitops_infra.automation._cluster.kube import Access
 from gitops_infra.cli import main
+from gitops_infra.errors import DrainError
 from gitops_infra.local import ArgoCd, DeployKeyPair, FleetServer, LocalCluster
 
 from ..support import TOOLCHAIN, unavailable, workspace
@@ -238,3 +243,51 @@ def test_destroy_turns_argo_cd_s_automated_sync_off_before_it_deletes_what_argo_
         up(STACK, options=options)
         wait_until(lambda: _automated(api) == ["child", "platform"], "the ApplicationSet's Application again")
     assert not gone(core.read_namespaced_service, "web", APPS)
+
+
+def test_a_drain_that_argo_cd_s_sync_keeps_coming_back_on_names_it_and_deletes_nothing(
+    argo: ArgoCd, cluster: LocalCluster
+) -> None:
+    # A tool that keeps applying an automated Application (a CI job, another engine), in a namespace no
+    # Argo CD watches, so that only it and the drain touch the object.
+    api = cluster.api()
+    core, objects = client.CoreV1Api(api), client.CustomObjectsApi(api)
+    namespace = "elsewhere-drain-argo"
+    core.create_namespace({"metadata": {"name": namespace}})
+    automated = {"spec": {"syncPolicy": {"automated": {"prune": True}}}}
+    application = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "Application",
+        "metadata": {"name": "kept-on", "namespace": namespace},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": "https://example.com/fleet.git", "path": "."},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
+            **automated["spec"],
+        },
+    }
+    objects.create_namespaced_custom_object(GROUP, VERSION, namespace, "applications", application)
+    stop = threading.Event()
+
+    def keep_on() -> None:
+        while not stop.is_set():
+            objects.patch_namespaced_custom_object(
+                GROUP, VERSION, namespace, "applications", "kept-on", automated
+            )
+            stop.wait(0.05)
+
+    applier = threading.Thread(target=keep_on, daemon=True)
+    applier.start()
+    try:
+        with pytest.raises(DrainError) as raised:
+            drain_clusters((Access(cluster.kubeconfig, None),), stack="dev", timeout=3)
+    finally:
+        stop.set()
+        applier.join(timeout=10)
+        core.delete_namespace(namespace)
+    message = str(raised.value)
+    assert "ran out of its 3s turning off Argo CD's automated sync" in message, message
+    assert f"Application {namespace}/kept-on" in message and "Nothing was destroyed" in message, message
+    assert [str(o) for o in raised.value.remaining] == [f"Application {namespace}/kept-on"]
+    key_data = json.loads(cluster.kubeconfig)["users"][0]["user"]["client-key-data"]
+    assert key_data not in message

@@ -104,6 +104,13 @@ class _TimedOut(Exception):
         self.held = held
 
 
+class _StillSyncing(Exception):
+    """Argo CD kept turning automated sync back on until the drain's time ran out."""
+
+    def __init__(self, objects: list[KubeObject]) -> None:
+        self.objects = objects
+
+
 class _Relayed(Exception):
     """An exception of the caller's callback, carried past the handler for the cluster's failures."""
 
@@ -175,7 +182,7 @@ class _Drainer:
                 break
             left = self._deadline - time.monotonic()
             if left <= 0:
-                raise _TimedOut(found, {})
+                raise _StillSyncing(found)
             time.sleep(min(_POLL_SECONDS, left))
         return list(said.values())
 
@@ -350,6 +357,8 @@ def drain_clusters(
                 raise relayed.error from None
             except _TimedOut as timed_out:
                 raise _timeout_error(stack, timeout, timed_out.remaining, timed_out.held) from None
+            except _StillSyncing as syncing:
+                raise _still_syncing_error(stack, timeout, syncing.objects) from None
             except Exception as exc:  # any failure to reach or work the cluster stops the destroy
                 said = [why(exc, secrets), *(f"the client said: {why(m, secrets)}" for m in logged)]
                 raise DrainError(
@@ -371,6 +380,19 @@ _KEEPERS = (
     ),
 )
 """Finalizers whose holder is not one of the AWS controllers the drain exists for, and what they wait for."""
+
+
+def _still_syncing_error(stack: str, timeout: float, objects: list[KubeObject]) -> DrainError:
+    listed = ", ".join(map(str, objects))
+    return DrainError(
+        f"the drain of stack {stack!r} ran out of its {format_duration(timedelta(seconds=timeout))} "
+        f"turning off Argo CD's automated sync: it was on again each time it looked, on {listed}. "
+        "Something keeps turning it back on: an ApplicationSet whose templatePatch sets it, or a tool that "
+        "applies these objects (another GitOps engine, a CI job). Nothing was destroyed and nothing "
+        "deleted; stop that, then run destroy again",
+        stack=stack,
+        remaining=objects,
+    )
 
 
 def _timeout_error(
