@@ -81,9 +81,13 @@ def fixed_config_map(
     data: pulumi.Input[Mapping[str, pulumi.Input[str]]],
     namespace: NamespaceResource,
     parent: pulumi.Resource,
+    *,
+    retain_on_delete: bool = False,
 ) -> k8s.core.v1.ConfigMapPatch:
-    """A ConfigMap with a fixed name (``environment``) in ``namespace``, applied as a patch (see below)."""
+    """A ConfigMap with a fixed name (``environment``) in ``namespace``, applied as a patch (see below);
+    with ``retain_on_delete``, its fields stay on destroy (an object shared with others)."""
     metadata, opts = _fixed(name, namespace, parent, was="kubernetes:core/v1:ConfigMap")
+    opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=retain_on_delete))
     return k8s.core.v1.ConfigMapPatch(resource_name, metadata=metadata, data=data, opts=opts)
 
 

@@ -245,8 +245,18 @@ def test_destroy_deletes_what_argo_cd_applied_and_leaves_nothing(
 ) -> None:
     namespace = local_stack.service_namespace
     _commit_scaffold_and_an_app(local_stack, fleet)
+    core = client.CoreV1Api(local_stack.api)
+    known_hosts = "argocd-ssh-known-hosts-cm", argo.namespace
+    upstream_hosts = [
+        line
+        for line in core.read_namespaced_config_map(*known_hosts).data["ssh_known_hosts"].splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert any(line.startswith("gitlab.com ") for line in upstream_hosts), upstream_hosts
     up("local", options=local_stack.options)
     assert wait_until(lambda: _read_config_map(local_stack, "an-app", namespace), "the app applied")
+    during = core.read_namespaced_config_map(*known_hosts).data["ssh_known_hosts"].splitlines()
+    assert set(upstream_hosts) <= set(during)
 
     local_stack.raw_stack().destroy(on_output=None)
 
@@ -259,12 +269,18 @@ def test_destroy_deletes_what_argo_cd_applied_and_leaves_nothing(
             if plural != "appprojects" or item["metadata"]["name"] != "default"
         ] == [], plural
     assert _read_config_map(local_stack, "an-app", namespace) is None
-    core = client.CoreV1Api(local_stack.api)
     assert "in-cluster" not in {s.metadata.name for s in core.list_namespaced_secret(argo.namespace).items}
     # The repository Secret is a patch (a fixed name, updated in place under any provider): in a namespace
     # the stack does not own it gives its fields up, key and label, and Argo CD no longer reads it.
     left = core.read_namespaced_secret("platform-repository", argo.namespace)
     assert not left.data and "argocd.argoproj.io/secret-type" not in (left.metadata.labels or {})
+    # Argo CD's known hosts are shared with every repository it fetches: upstream's hosts stayed through
+    # the stack's life and its destroy, with the fleet's added.
+    hosts = core.read_namespaced_config_map("argocd-ssh-known-hosts-cm", argo.namespace).data[
+        "ssh_known_hosts"
+    ]
+    assert set(upstream_hosts) <= set(hosts.splitlines()), hosts
+    assert fleet.known_hosts.strip().splitlines()[0] in hosts.splitlines(), hosts
 
     # The second act: `up` again brings it all back.
     up("local", options=local_stack.options)

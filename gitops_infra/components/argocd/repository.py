@@ -80,10 +80,10 @@ def build_repository(
     )
 
 
-def known_hosts_text(known_hosts: str) -> str:
-    """GitHub's host keys and ``known_hosts``, each line once, in that order."""
+def known_hosts_text(known_hosts: str, existing: str = "") -> str:
+    """``existing``, GitHub's host keys and ``known_hosts``, each line once, in that order."""
     lines: list[str] = []
-    for line in (*GITHUB_KNOWN_HOSTS.splitlines(), *known_hosts.splitlines()):
+    for line in (*existing.splitlines(), *GITHUB_KNOWN_HOSTS.splitlines(), *known_hosts.splitlines()):
         if line.strip() and line.strip() not in lines:
             lines.append(line.strip())
     return "\n".join(lines) + "\n"
@@ -92,8 +92,28 @@ def known_hosts_text(known_hosts: str) -> str:
 def build_known_hosts(
     name: str, known_hosts: pulumi.Input[str], namespace: NamespaceResource, parent: pulumi.Resource
 ) -> k8s.core.v1.ConfigMapPatch:
-    """``argocd-ssh-known-hosts-cm``'s ``ssh_known_hosts``, for an Argo CD installed outside the stack."""
-    text = pulumi.Output.from_input(known_hosts).apply(known_hosts_text)
+    """``argocd-ssh-known-hosts-cm``'s ``ssh_known_hosts``, for an Argo CD installed outside the stack.
+
+    That ConfigMap is Argo CD's, and every repository it fetches over SSH is checked against it: upstream's
+    install fills it with GitHub's, GitLab's, Bitbucket's and Azure DevOps' keys, and a team may have added
+    its own. So the patch writes what it holds already (read at each ``up``), then GitHub's and the fleet's,
+    each line once: it adds, never takes a host away. It is kept on destroy: a patch that gives its key up
+    would take every host with it, and Argo CD's other repositories would stop fetching.
+    """
+    live = k8s.core.v1.ConfigMap.get(
+        f"{name}-known-hosts-live",
+        pulumi.Output.concat(namespace.metadata.name, "/", KNOWN_HOSTS_CONFIGMAP),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace]),
+    )
+    existing = live.data.apply(lambda data: (data or {}).get(KNOWN_HOSTS_KEY) or "")
+    text = pulumi.Output.all(existing, known_hosts).apply(
+        lambda values: known_hosts_text(str(values[1]), existing=str(values[0]))
+    )
     return fixed_config_map(
-        f"{name}-known-hosts", KNOWN_HOSTS_CONFIGMAP, {KNOWN_HOSTS_KEY: text}, namespace, parent
+        f"{name}-known-hosts",
+        KNOWN_HOSTS_CONFIGMAP,
+        {KNOWN_HOSTS_KEY: text},
+        namespace,
+        parent,
+        retain_on_delete=True,
     )

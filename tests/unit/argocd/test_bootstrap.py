@@ -198,6 +198,18 @@ def test_installed_elsewhere_the_namespace_is_adopted_and_the_host_keys_written(
     assert _after(graph, APPLICATION, CONFIG_MAP_PATCH)
 
 
+def test_known_hosts_keep_what_argo_cd_s_config_map_held_first_and_take_no_host_away() -> None:
+    gitlab = "gitlab.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAfuCHKVTjquxvt6CM6tdG4SLp1Btn/nOeHHE5UOzRdf"
+    team = "git.example.com ssh-ed25519 AAAAC3Nz-team"
+    fleet = "[127.0.0.1]:2222 ssh-ed25519 AAAAC3Nz"
+    text = known_hosts_text(fleet, existing=f"# upstream's defaults\n{gitlab}\n{team}\n{fleet}\n")
+    lines = text.splitlines()
+    assert lines[:3] == ["# upstream's defaults", gitlab, team]
+    assert lines.count(fleet) == 1 and set(GITHUB_KNOWN_HOSTS.splitlines()) <= set(lines)
+    # Read again at the next up, it is the same text: no diff.
+    assert known_hosts_text(fleet, existing=text) == text
+
+
 def test_known_hosts_keep_github_s_and_add_the_fleets_once() -> None:
     fleet = "[127.0.0.1]:2222 ssh-ed25519 AAAAC3Nz"
     text = known_hosts_text(f"{fleet}\n{fleet}\n")
