@@ -194,19 +194,6 @@ def local_settings(
     }
 
 
-def drain_settings(tmp_path: Path, fleet: FleetServer, *, name: str, **more: str) -> dict[str, str]:
-    """The drain fixture's settings for a test named ``name``: its log, the fleet server, the fleet path
-    ``clusters/<name>`` and Flux's namespace ``flux-<name>``, and ``more``."""
-    return {
-        "log": str(tmp_path / "order.log"),
-        "knownHosts": fleet.known_hosts,
-        "url": fleet.url,
-        "path": f"clusters/{name}",
-        "namespace": f"flux-{name}",
-        **more,
-    }
-
-
 def drain_stack(
     tmp_path: Path,
     stack: str,
@@ -218,16 +205,25 @@ def drain_stack(
     **more: str,
 ) -> tuple[Path, dict[str, str]]:
     """The drain fixture as a committed project (``drain_project``) with ``stack`` on this session's
-    cluster, with its deploy key, configured for the test ``name`` (``drain_settings``, with ``more``);
-    its root and the engine environment."""
+    cluster, with its deploy key, configured for the test ``name``: its log, the fleet server, the fleet
+    path ``clusters/<name>``, the engine's namespace ``flux-<name>``, and ``more``. Its root and the
+    engine environment."""
     assert ENGINE is not None
+    settings = {
+        "log": str(tmp_path / "order.log"),
+        "knownHosts": fleet.known_hosts,
+        "url": fleet.url,
+        "path": f"clusters/{name}",
+        "namespace": f"flux-{name}",
+        **more,
+    }
     return drain_project(
         tmp_path,
         stack,
         path=[TOOLCHAIN.bin_dir, ENGINE.bin_dir],
         kubeconfig=cluster.kubeconfig,
         private_key=deploy_key.private_key,
-        settings=drain_settings(tmp_path, fleet, name=name, **more),
+        settings=settings,
     )
 
 

@@ -54,7 +54,21 @@ from ...checks import format_duration
 from ...errors import DrainError
 from ..results.teardown import DrainResult, KubeObject
 from .argocd import STOP_APPLICATION, STOP_APPLICATION_SET, automated, generates_automated, stop_order
-from .kinds import ARGO_CD, CLAIM, FLUX, GROUPS, POD, SERVICE, VOLUME, Apis, Kind, key, kube_object, uid
+from .kinds import (
+    APPLICATION_SETS,
+    APPLICATIONS,
+    CLAIM,
+    FLUX,
+    GROUPS,
+    POD,
+    SERVICE,
+    VOLUME,
+    Apis,
+    Kind,
+    key,
+    kube_object,
+    uid,
+)
 from .kube import Access, client_log, connected, kubeconfig_of, provider_access, secret_strings, why
 from .workloads import MOUNTED, Mounts, Ref, engine_pod
 
@@ -71,6 +85,8 @@ DEFAULT_DRAIN_TIMEOUT = 600.0
 SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease"})
 """Kubernetes' own namespaces: the controllers that do the deleting run there, and nothing is drained."""
 _POLL_SECONDS = 1.0
+_SUSPEND = {"spec": {"suspend": True}}
+"""The merge patch that suspends a Kustomization or a HelmRelease."""
 _K8S_PROVIDER = "pulumi:providers:kubernetes"
 _STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
@@ -148,23 +164,21 @@ class _Drainer:
         """Suspend every Kustomization and HelmRelease not suspended yet (with ``planned``: list them)."""
         suspended = []
         for kind in FLUX:
-            patch = kind.patch
-            assert patch is not None
             for obj in self._apis.listed(kind):
                 if (obj.get("spec") or {}).get("suspend") is True:
                     continue
                 described = kube_object(kind, obj)
                 if not planned:
-                    if not self._suspend(patch, described):
+                    if not self._patch(kind, described, _SUSPEND):
                         continue  # deleted meanwhile: nothing to suspend
                     self._say("suspended", described)
                 suspended.append(described)
         return suspended
 
-    def _suspend(
-        self, patch: Callable[[Apis, str, str, Any], Any], obj: KubeObject, body: Any = None
-    ) -> bool:
-        body = body if body is not None else {"spec": {"suspend": True}}
+    def _patch(self, kind: Kind, obj: KubeObject, body: Mapping[str, Any]) -> bool:
+        """Merge-patch ``obj``; ``False`` when it was deleted meanwhile."""
+        patch = kind.patch
+        assert patch is not None
         return self._apis.answer(lambda: patch(self._apis, obj.namespace, obj.name, body)) is not None
 
     def argo_cd(self, *, planned: bool) -> list[KubeObject]:
@@ -189,25 +203,16 @@ class _Drainer:
     def _stop_argo_cd(self, *, planned: bool) -> list[KubeObject]:
         """One pass: each Application still automated, roots first, then each ApplicationSet whose
         template still is; those it stopped (with ``planned``: would stop)."""
-        applications, application_sets = ARGO_CD
+        applications = sorted((o for o in self._apis.listed(APPLICATIONS) if automated(o)), key=stop_order)
+        application_sets = [o for o in self._apis.listed(APPLICATION_SETS) if generates_automated(o)]
         stopping = [
-            *(
-                (applications, STOP_APPLICATION, obj)
-                for obj in sorted(
-                    (o for o in self._apis.listed(applications) if automated(o)), key=stop_order
-                )
-            ),
-            *(
-                (application_sets, STOP_APPLICATION_SET, obj)
-                for obj in self._apis.listed(application_sets)
-                if generates_automated(obj)
-            ),
+            *((APPLICATIONS, STOP_APPLICATION, obj) for obj in applications),
+            *((APPLICATION_SETS, STOP_APPLICATION_SET, obj) for obj in application_sets),
         ]
         stopped = []
         for kind, body, obj in stopping:
             described = kube_object(kind, obj)
-            assert kind.patch is not None
-            if planned or self._suspend(kind.patch, described, body):  # else deleted meanwhile
+            if planned or self._patch(kind, described, body):  # else deleted meanwhile
                 stopped.append(described)
         return stopped
 

@@ -309,6 +309,12 @@ def _sync(obj: Mapping[str, Any], source_revision: str | None) -> GitOpsSync:
     )
 
 
+def _argo_cd_namespaces(made: Sequence[_Made]) -> set[str]:
+    """Where the stack's own Argo CD keeps its Applications: its roots' namespaces. Argo CD is namespaced,
+    and another namespace's Applications are another Argo CD's."""
+    return {m.namespace for m in made if m.kind == APPLICATION.kind}
+
+
 def gitops_report(
     made: Sequence[_Made],
     read: Mapping[tuple[str, str, str], Mapping[str, Any] | None],
@@ -317,7 +323,8 @@ def gitops_report(
     tenants: Sequence[TenantObjects] = (),
 ) -> GitOpsReport:
     """Judge what the cluster returned: ``read`` holds each object by (kind, namespace, name), ``None``
-    for one that is not there; ``others`` every Kustomization and HelmRelease, with its kind; ``tenants``
+    for one that is not there; ``others`` every Kustomization and HelmRelease, and the Applications of the
+    stack's Argo CD, with its kind; ``tenants``
     each tenant's objects. A tenant's objects are reported by tenant only, even where the stack made them."""
     theirs = set()
     for found in tenants:
@@ -349,9 +356,7 @@ def gitops_report(
             syncs.append(_sync(obj, revisions.get(item.source_ref) if item.source_ref else None))
     own = {(m.kind, m.namespace, m.name) for m in made} | theirs
     failing = []
-    # Argo CD is namespaced: the Applications of the stack's own Argo CD are in its roots' namespaces, and
-    # another namespace's are another Argo CD's.
-    argo_namespaces = {m.namespace for m in made if m.kind == APPLICATION.kind}
+    argo_namespaces = _argo_cd_namespaces(made)
     for kind, obj in others:
         if kind == APPLICATION.kind:
             application = application_status(obj)
@@ -445,8 +450,7 @@ def _read(
         others: list[tuple[str, Mapping[str, Any]]] = [
             (kind.kind, obj) for kind in SYNC_KINDS for obj in cluster.list(kind)
         ]
-        # Only the stack's own Argo CD's Applications are judged: those in its roots' namespaces.
-        for namespace in sorted({m.namespace for m in made if m.kind == APPLICATION.kind}):
+        for namespace in sorted(_argo_cd_namespaces(made)):
             others += [(APPLICATION.kind, obj) for obj in cluster.labelled(APPLICATION, namespace, "")]
         theirs = [
             tenant_objects(

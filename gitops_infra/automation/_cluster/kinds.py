@@ -13,11 +13,12 @@ from typing import Any, cast
 
 from ..results.teardown import KubeObject
 from .argocd import APPLICATION, APPLICATION_SET
-from .flux_apis import SYNC_KINDS
+from .flux_apis import SYNC_KINDS, FluxKind
 from .kube import REQUEST_TIMEOUT, Discovery
 
 __all__ = [
-    "ARGO_CD",
+    "APPLICATIONS",
+    "APPLICATION_SETS",
     "CLAIM",
     "FLUX",
     "GROUPS",
@@ -142,9 +143,15 @@ def _cluster_custom(kind: str, group: str, plural: str, versions: tuple[str, ...
     )
 
 
-FLUX = tuple(_custom(k.kind, k.group, k.plural, k.versions) for k in SYNC_KINDS)
-ARGO_CD = tuple(_custom(k.kind, k.group, k.plural, k.versions) for k in (APPLICATION, APPLICATION_SET))
-"""Argo CD's Applications, then its ApplicationSets: the drain turns their automated sync off."""
+def _engine_kind(kind: FluxKind) -> Kind:
+    """One of a GitOps engine's kinds, as the drain reaches it."""
+    return _custom(kind.kind, kind.group, kind.plural, kind.versions)
+
+
+FLUX = tuple(map(_engine_kind, SYNC_KINDS))
+APPLICATIONS = _engine_kind(APPLICATION)
+APPLICATION_SETS = _engine_kind(APPLICATION_SET)
+"""Argo CD's kinds whose automated sync the drain turns off."""
 _INGRESS = Kind(
     "Ingress",
     list=lambda a: a.networking.list_ingress_for_all_namespaces(_request_timeout=RT),
